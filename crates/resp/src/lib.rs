@@ -1,0 +1,1 @@
+//! RESP2/RESP3 codec.

@@ -1,0 +1,1 @@
+//! Data operations: keyspace, values, expiry. No RESP, no sockets.

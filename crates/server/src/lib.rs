@@ -1,0 +1,2 @@
+//! Volley server library: everything `volley-server` runs, exposed for tests.
+pub mod engine;
