@@ -1,1 +1,14 @@
-//! RESP2/RESP3 codec.
+//! RESP2/RESP3 codec shared by the Volley server, client and bench.
+//!
+//! - [`request`]: the server's incremental request parser (multibulk and
+//!   inline), zero-copy: arguments are ranges into the caller's buffer.
+//! - [`frame`]: a general reply/value decoder and encoder, used by clients,
+//!   tools and tests, so both sides of the wire test one codec.
+//!
+//! No I/O and no async here: callers own sockets and buffers.
+pub mod frame;
+pub mod request;
+pub mod splitargs;
+
+pub use frame::{decode_frame, encode_command, Frame, FrameError};
+pub use request::{Args, ProtocolError, RequestParser};

@@ -1,1 +1,34 @@
-//! Data operations: keyspace, values, expiry. No RESP, no sockets.
+//! Data operations: keyspace, values, expiry. Typed arguments in,
+//! `Result<T, EngineError>` out; no RESP, no sockets.
+pub mod db;
+pub mod dict;
+pub mod numeric;
+pub mod value;
+
+pub use db::{Db, Entry, Keyspace};
+pub use value::{Str, Value};
+
+/// Errors a data operation can report; commands turn them into reply lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineError {
+    WrongType,
+    NotInteger,
+    NotFloat,
+    Overflow,
+    NanOrInfinity,
+    StringTooLong,
+}
+
+impl EngineError {
+    /// The reply line without its leading `-`, exactly as Redis 7.0 words it.
+    pub fn message(self) -> &'static str {
+        match self {
+            EngineError::WrongType => "WRONGTYPE Operation against a key holding the wrong kind of value",
+            EngineError::NotInteger => "ERR value is not an integer or out of range",
+            EngineError::NotFloat => "ERR value is not a valid float",
+            EngineError::Overflow => "ERR increment or decrement would overflow",
+            EngineError::NanOrInfinity => "ERR increment would produce NaN or Infinity",
+            EngineError::StringTooLong => "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+        }
+    }
+}

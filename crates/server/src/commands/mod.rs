@@ -1,0 +1,29 @@
+//! Command groups, one file each; every group exports `register`.
+//! Handlers parse arguments, call the engine, and write one reply.
+pub mod conn;
+
+use crate::dispatch::Registry;
+
+/// Register every command group.
+pub fn register_all(r: &mut Registry) {
+    conn::register(r);
+}
+
+/// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.
+#[macro_export]
+macro_rules! spec {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $handler:expr, $group:literal, $since:literal, $summary:literal, [$($acl:literal),*]) => {
+        $crate::dispatch::CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            keys: $keys,
+            handler: $handler,
+            group: $group,
+            since: $since,
+            summary: $summary,
+            acl: &[$($acl),*],
+            subcommands: &[],
+        }
+    };
+}

@@ -1,0 +1,174 @@
+//! Command dispatch: the spec table every command registers into, the
+//! argument view handlers read, the guards that run before every command,
+//! and the call path that ties them together.
+pub mod guards;
+pub mod registry;
+pub mod reply;
+
+pub use registry::{CommandSpec, Registry};
+pub use reply::Reply;
+
+use crate::engine::Db;
+use crate::server::{ClientInfo, Server};
+
+/// Command flags, named after Redis's.
+pub mod flags {
+    pub const WRITE: u32 = 1;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const SENTINEL: u32 = 1 << 14;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 15;
+    pub const ALLOW_BUSY: u32 = 1 << 16;
+
+    /// Redis's names, in the order COMMAND INFO lists them.
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// The arguments of the command being executed (name included at 0).
+#[derive(Clone, Copy)]
+pub struct Argv<'a> {
+    frame: &'a [u8],
+    args: &'a resp::Args,
+}
+
+impl<'a> Argv<'a> {
+    pub fn new(frame: &'a [u8], args: &'a resp::Args) -> Self {
+        Argv { frame, args }
+    }
+    pub fn len(&self) -> usize {
+        self.args.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.args.is_empty()
+    }
+    pub fn get(&self, i: usize) -> &'a [u8] {
+        self.args.get(self.frame, i)
+    }
+    /// Arguments `from..` as slices.
+    pub fn iter_from(&self, from: usize) -> impl Iterator<Item = &'a [u8]> + '_ {
+        (from..self.len()).map(move |i| self.get(i))
+    }
+    /// True if argument `i` equals `word`, ignoring ASCII case.
+    pub fn is(&self, i: usize, word: &str) -> bool {
+        self.get(i).eq_ignore_ascii_case(word.as_bytes())
+    }
+}
+
+/// Everything a handler may touch while running one command.
+pub struct Ctx<'a> {
+    pub srv: &'a mut Server,
+    pub r: Reply<'a>,
+    /// Slot of the calling client in `srv.clients`.
+    pub cid: usize,
+    /// The client's selected database (kept in sync by SELECT).
+    pub db: usize,
+    /// Command time in unix ms (one clock read per batch).
+    pub now: i64,
+}
+
+impl<'a> Ctx<'a> {
+    /// The selected database and the reply writer, borrowed together.
+    pub fn db_reply(&mut self) -> (&mut Db, &mut Reply<'a>) {
+        (&mut self.srv.keyspace.dbs[self.db], &mut self.r)
+    }
+    pub fn dbm(&mut self) -> &mut Db {
+        &mut self.srv.keyspace.dbs[self.db]
+    }
+    pub fn client(&mut self) -> &mut ClientInfo {
+        self.srv.clients.get_mut(self.cid).expect("calling client is registered")
+    }
+    /// Record a change to the dataset (INFO `rdb_changes_since_last_save`).
+    pub fn dirty(&mut self, n: u64) {
+        self.srv.dirty += n;
+    }
+    pub fn syntax_error(&mut self) {
+        self.r.error("ERR syntax error");
+    }
+    pub fn not_integer(&mut self) {
+        self.r.error("ERR value is not an integer or out of range");
+    }
+}
+
+/// Run one command line for client `cid`, appending its reply to `out`.
+pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now: i64) {
+    use crate::server::ReplyMode;
+    let Some(client) = srv.clients.get_mut(cid) else { return };
+    let resp3 = client.resp == 3;
+    let db = client.db;
+    if client.reply_mode == ReplyMode::SkipNext {
+        client.reply_mode = ReplyMode::Skipping;
+    }
+    let reply_start = out.len();
+    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now };
+    match ctx.srv.registry.lookup(argv) {
+        registry::Lookup::Rejected(msg) => ctx.r.error(&msg),
+        registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
+    }
+    let errors = ctx.r.errors as u64;
+    ctx.srv.stats.error_replies += errors;
+    ctx.srv.stats.commands_processed += 1;
+    let Some(client) = ctx.srv.clients.get_mut(cid) else { return };
+    match client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => ctx.r.truncate(reply_start),
+        ReplyMode::Skipping => {
+            ctx.r.truncate(reply_start);
+            client.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::SkipNext => {
+            // Set by this very command (CLIENT REPLY SKIP): its own reply is dropped too.
+            ctx.r.truncate(reply_start);
+        }
+    }
+}
+
+fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
+    for guard in guards::GUARDS {
+        if let Err(msg) = guard(ctx, spec, argv) {
+            ctx.r.error(&msg);
+            ctx.srv.stats.commands[id].rejected += 1;
+            return;
+        }
+    }
+    let errors_before = ctx.r.errors;
+    let started = std::time::Instant::now();
+    (spec.handler)(ctx, argv);
+    let usec = started.elapsed().as_micros() as u64;
+    let stats = &mut ctx.srv.stats.commands[id];
+    stats.calls += 1;
+    stats.usec += usec;
+    if ctx.r.errors > errors_before {
+        stats.failed += 1;
+    }
+    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
+        c.last_cmd = Some(id);
+    }
+}

@@ -1,0 +1,168 @@
+//! The command table. Each command group registers static [`CommandSpec`]s;
+//! dispatch, `COMMAND`, key extraction and per-command stats all read this
+//! one table, so there are no parallel lists to keep in sync.
+use std::collections::HashMap;
+
+use super::{Argv, Ctx};
+
+/// A command handler: parse `argv`, do the work, write one reply.
+pub type Handler = fn(&mut Ctx, &Argv);
+
+/// One command (or subcommand) as Redis's command table describes it.
+pub struct CommandSpec {
+    /// Lowercase name (`get`, or `setname` for `client|setname`).
+    pub name: &'static str,
+    /// Redis arity: exact count if positive, at least -arity if negative.
+    pub arity: i32,
+    pub flags: u32,
+    /// Key positions (first, last, step); last < 0 counts from the end.
+    pub keys: (i32, i32, i32),
+    pub handler: Handler,
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    /// ACL categories as COMMAND INFO prints them (without `@`).
+    pub acl: &'static [&'static str],
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a >= 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+
+    /// Positions of the key arguments in `argv` (COMMAND GETKEYS, cluster).
+    pub fn key_positions(&self, argc: usize) -> Vec<usize> {
+        let (first, last, step) = self.keys;
+        if first <= 0 || step <= 0 {
+            return Vec::new();
+        }
+        let last = if last < 0 { argc as i32 + last } else { last };
+        (first..=last.min(argc as i32 - 1)).step_by(step as usize).map(|i| i as usize).collect()
+    }
+}
+
+/// Where a registered command lives: index into the stats tables.
+pub type CommandId = usize;
+
+/// The result of resolving argv[0] (and argv[1] for containers).
+pub enum Lookup {
+    Found(CommandId, &'static CommandSpec),
+    /// Error reply text: unknown command/subcommand, or wrong arity.
+    Rejected(String),
+}
+
+/// All commands, addressable by id; full names are `parent|sub`.
+#[derive(Default)]
+pub struct Registry {
+    by_name: HashMap<Vec<u8>, CommandId>,
+    specs: Vec<&'static CommandSpec>,
+    full_names: Vec<String>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register top-level commands (and their subcommands).
+    pub fn add(&mut self, specs: &'static [CommandSpec]) {
+        for spec in specs {
+            self.insert(spec.name.to_string(), spec);
+            for sub in spec.subcommands {
+                self.insert(format!("{}|{}", spec.name, sub.name), sub);
+            }
+        }
+    }
+
+    fn insert(&mut self, full: String, spec: &'static CommandSpec) {
+        let id = self.specs.len();
+        let old = self.by_name.insert(full.clone().into_bytes(), id);
+        assert!(old.is_none(), "command {full} registered twice");
+        self.specs.push(spec);
+        self.full_names.push(full);
+    }
+
+    pub fn len(&self) -> usize {
+        self.specs.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.specs.is_empty()
+    }
+    pub fn spec(&self, id: CommandId) -> &'static CommandSpec {
+        self.specs[id]
+    }
+    /// `get`, `client|setname`.
+    pub fn full_name(&self, id: CommandId) -> &str {
+        &self.full_names[id]
+    }
+    /// Top-level commands only, for COMMAND / COMMAND LIST / COMMAND COUNT.
+    pub fn top_level(&self) -> impl Iterator<Item = (CommandId, &'static CommandSpec)> + '_ {
+        self.specs.iter().enumerate().filter(|(i, _)| !self.full_names[*i].contains('|')).map(|(i, s)| (i, *s))
+    }
+
+    /// Find by a name as typed by a client, case-insensitively, without allocating
+    /// for ordinary command lengths.
+    pub fn find(&self, name: &[u8]) -> Option<CommandId> {
+        let mut stack = [0u8; 48];
+        if name.len() <= stack.len() {
+            let lower = &mut stack[..name.len()];
+            lower.copy_from_slice(name);
+            lower.make_ascii_lowercase();
+            self.by_name.get(&*lower).copied()
+        } else {
+            self.by_name.get(&name.to_ascii_lowercase()).copied()
+        }
+    }
+
+    /// Resolve a command line to a spec, with Redis's rejection texts.
+    pub fn lookup(&self, argv: &Argv) -> Lookup {
+        let name = argv.get(0);
+        let Some(id) = self.find(name) else {
+            return Lookup::Rejected(unknown_command(argv));
+        };
+        let spec = self.specs[id];
+        if !spec.subcommands.is_empty() && argv.len() >= 2 {
+            let sub = argv.get(1);
+            let mut full = spec.name.as_bytes().to_vec();
+            full.push(b'|');
+            full.extend(sub.iter().map(u8::to_ascii_lowercase));
+            return match self.by_name.get(&full) {
+                Some(&sid) => self.check_arity(sid, argv),
+                None => Lookup::Rejected(format!(
+                    "ERR unknown subcommand '{}'. Try {} HELP.",
+                    clip(sub, 128),
+                    spec.name.to_ascii_uppercase()
+                )),
+            };
+        }
+        self.check_arity(id, argv)
+    }
+
+    fn check_arity(&self, id: CommandId, argv: &Argv) -> Lookup {
+        let spec = self.specs[id];
+        if spec.arity_ok(argv.len()) {
+            Lookup::Found(id, spec)
+        } else {
+            Lookup::Rejected(format!("ERR wrong number of arguments for '{}' command", self.full_names[id]))
+        }
+    }
+}
+
+/// Lossy text of at most `max` bytes, as Redis's `%.128s` prints.
+pub fn clip(b: &[u8], max: usize) -> String {
+    String::from_utf8_lossy(&b[..b.len().min(max)]).into_owned()
+}
+
+fn unknown_command(argv: &Argv) -> String {
+    let mut args = String::new();
+    for a in argv.iter_from(1) {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        args.push_str(&format!("'{}' ", clip(a, room)));
+    }
+    format!("ERR unknown command '{}', with args beginning with: {}", clip(argv.get(0), 128), args)
+}

@@ -1,0 +1,133 @@
+//! The reply writer: appends RESP2 or RESP3 replies to a connection's output
+//! buffer. Handlers never touch sockets; the event loop flushes once per turn.
+use crate::engine::numeric;
+
+/// Appends replies for one connection, in the protocol version it negotiated.
+pub struct Reply<'a> {
+    buf: &'a mut Vec<u8>,
+    resp3: bool,
+    /// Error replies written (for INFO's `total_error_replies` and
+    /// commandstats' `failed_calls`).
+    pub errors: u32,
+}
+
+impl<'a> Reply<'a> {
+    pub fn new(buf: &'a mut Vec<u8>, resp3: bool) -> Self {
+        Reply { buf, resp3, errors: 0 }
+    }
+    pub fn resp3(&self) -> bool {
+        self.resp3
+    }
+    pub fn set_resp3(&mut self, on: bool) {
+        self.resp3 = on;
+    }
+    /// Bytes written so far (the loop uses it for CLIENT REPLY OFF/SKIP).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
+    fn header(&mut self, kind: u8, n: i64) {
+        self.buf.push(kind);
+        numeric::format_i64(self.buf, n);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn ok(&mut self) {
+        self.buf.extend_from_slice(b"+OK\r\n");
+    }
+    pub fn simple(&mut self, s: &[u8]) {
+        self.buf.push(b'+');
+        self.buf.extend_from_slice(s);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+    /// An error line; `msg` starts with the code (`ERR ...`, `WRONGTYPE ...`).
+    /// Newlines are replaced with spaces, as Redis does, so the line stays one line.
+    pub fn error(&mut self, msg: &str) {
+        self.errors += 1;
+        self.buf.push(b'-');
+        self.buf.extend(msg.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        self.buf.extend_from_slice(b"\r\n");
+    }
+    pub fn int(&mut self, v: i64) {
+        self.header(b':', v);
+    }
+    pub fn bulk(&mut self, b: &[u8]) {
+        self.header(b'$', b.len() as i64);
+        self.buf.extend_from_slice(b);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+    /// A bulk string holding an integer's decimal text.
+    pub fn bulk_int(&mut self, v: i64) {
+        let mut digits = Vec::with_capacity(20);
+        numeric::format_i64(&mut digits, v);
+        self.bulk(&digits);
+    }
+    /// Null bulk string (`$-1` / `_`).
+    pub fn null(&mut self) {
+        self.buf.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
+    }
+    /// Null array (`*-1` / `_`).
+    pub fn null_array(&mut self) {
+        self.buf.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
+    }
+    pub fn array(&mut self, n: usize) {
+        self.header(b'*', n as i64);
+    }
+    /// A map of `n` pairs; a flat array of 2n in RESP2.
+    pub fn map(&mut self, n: usize) {
+        if self.resp3 {
+            self.header(b'%', n as i64);
+        } else {
+            self.header(b'*', 2 * n as i64);
+        }
+    }
+    /// A set; an array in RESP2.
+    pub fn set(&mut self, n: usize) {
+        self.header(if self.resp3 { b'~' } else { b'*' }, n as i64);
+    }
+    pub fn push(&mut self, n: usize) {
+        self.header(if self.resp3 { b'>' } else { b'*' }, n as i64);
+    }
+    /// A double: RESP3 `,`, else a bulk string in Redis's `%.17g` form.
+    pub fn double(&mut self, v: f64) {
+        let mut text = Vec::with_capacity(24);
+        if self.resp3 {
+            numeric::format_resp3_double(&mut text, v);
+            self.buf.push(b',');
+            self.buf.extend_from_slice(&text);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            numeric::format_double(&mut text, v);
+            self.bulk(&text);
+        }
+    }
+    /// A boolean: RESP3 `#t`/`#f`, else the integer 1/0.
+    pub fn boolean(&mut self, v: bool) {
+        if self.resp3 {
+            self.buf.extend_from_slice(if v { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            self.int(v as i64);
+        }
+    }
+    /// Verbatim text (`=` with a `txt:` prefix in RESP3), a bulk string in RESP2.
+    pub fn verbatim(&mut self, text: &[u8]) {
+        if self.resp3 {
+            self.header(b'=', text.len() as i64 + 4);
+            self.buf.extend_from_slice(b"txt:");
+            self.buf.extend_from_slice(text);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text);
+        }
+    }
+    /// Pre-encoded protocol bytes.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+}

@@ -1,0 +1,302 @@
+//! One client connection: its socket, input and output buffers, the request
+//! parser, and the batch loop (read everything available, execute every
+//! complete command, leave replies for one write at the end of the turn).
+//!
+//! Backpressure: once pending reply bytes reach `pipeline-output-pause`, the
+//! connection stops *executing* but keeps *reading* (input is spilled to disk
+//! past `pipeline-input-spill`), so memory stays bounded and a client that
+//! writes its whole pipeline before reading still gets every reply, in order.
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use mio::net::TcpStream;
+use resp::request::{Limits, Parsed};
+use resp::{Args, RequestParser};
+
+use super::spill::Spill;
+use crate::dispatch::{self, Argv};
+use crate::server::Server;
+
+/// Most bytes read from one connection per loop turn, for fairness.
+const READ_CAP: usize = 4 << 20;
+/// Smallest read attempted; the buffer grows past it for big pipelines.
+const MIN_READ: usize = 16 << 10;
+/// Buffers larger than this are released when they empty.
+const KEEP_BUF: usize = 64 << 10;
+
+/// Why a connection must be closed.
+#[derive(Debug)]
+pub enum Close {
+    /// Peer closed or I/O failed; nothing to log above verbose.
+    Gone(String),
+    /// A limit or protocol rule was broken; logged with this text.
+    Limit(String),
+}
+
+pub struct Conn {
+    pub stream: TcpStream,
+    /// Input bytes live in `input[in_start..in_end]`; `input` is fully initialized.
+    input: Vec<u8>,
+    in_start: usize,
+    in_end: usize,
+    parser: RequestParser,
+    args: Args,
+    pub out: Vec<u8>,
+    out_sent: usize,
+    spill: Option<Spill>,
+    /// The peer shut down its sending side.
+    pub eof: bool,
+    /// Execution stopped because replies are waiting for the client to read.
+    pub paused: bool,
+    /// The read cap was hit: more input may be waiting without a new event.
+    pub read_more: bool,
+    /// Queued in the loop's flush list this turn.
+    pub flush_queued: bool,
+    soft_limit_since: Option<Instant>,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream) -> Self {
+        Conn {
+            stream,
+            input: Vec::new(),
+            in_start: 0,
+            in_end: 0,
+            parser: RequestParser::new(),
+            args: Args::default(),
+            out: Vec::new(),
+            out_sent: 0,
+            spill: None,
+            eof: false,
+            paused: false,
+            read_more: false,
+            flush_queued: false,
+            soft_limit_since: None,
+        }
+    }
+
+    /// Reply bytes not yet accepted by the kernel.
+    pub fn pending_out(&self) -> usize {
+        self.out.len() - self.out_sent
+    }
+
+    /// Unexecuted request bytes, in memory and on disk.
+    pub fn pending_in(&self) -> u64 {
+        (self.in_end - self.in_start) as u64 + self.spill.as_ref().map_or(0, Spill::pending)
+    }
+
+    /// Memory held by this connection's buffers (CLIENT LIST `tot-mem`).
+    pub fn buffer_memory(&self) -> usize {
+        self.input.len() + self.out.capacity() + self.args.len() * 16
+    }
+
+    /// Read what the socket has (up to the per-turn cap). Returns bytes read.
+    pub fn fill(&mut self, srv: &Server, scratch: &mut [u8]) -> io::Result<usize> {
+        self.read_more = false;
+        let mut total = 0;
+        while total < READ_CAP && !self.eof {
+            let in_mem = self.in_end - self.in_start;
+            let spilling = self.spill.is_some() || (self.paused && in_mem as u64 >= srv.config.pipeline_input_spill);
+            let got = if spilling {
+                let n = read_some(&mut self.stream, scratch)?;
+                if let Some(n) = n.filter(|&n| n > 0) {
+                    self.spill_append(&scratch[..n], &srv.config.dir)?;
+                }
+                n
+            } else {
+                self.make_room(MIN_READ);
+                let n = read_some(&mut self.stream, &mut self.input[self.in_end..])?;
+                self.in_end += n.unwrap_or(0);
+                n
+            };
+            match got {
+                None => return Ok(total),
+                Some(0) => self.eof = true,
+                Some(n) => total += n,
+            }
+        }
+        self.read_more = total >= READ_CAP;
+        Ok(total)
+    }
+
+    fn spill_append(&mut self, data: &[u8], dir: &Path) -> io::Result<()> {
+        if self.spill.is_none() {
+            self.spill = Some(Spill::create(dir)?);
+        }
+        self.spill.as_mut().expect("just created").append(data)
+    }
+
+    /// Ensure at least `want` writable bytes after `in_end`.
+    fn make_room(&mut self, want: usize) {
+        if self.input.len() - self.in_end >= want {
+            return;
+        }
+        let used = self.in_end - self.in_start;
+        if self.in_start > 0 {
+            self.input.copy_within(self.in_start..self.in_end, 0);
+            self.in_start = 0;
+            self.in_end = used;
+            if self.input.len() - used >= want {
+                return;
+            }
+        }
+        let new_len = (used + want).next_power_of_two().max(MIN_READ);
+        self.input.resize(new_len, 0);
+    }
+
+    /// Move parked input back into memory; false if there was none.
+    fn refill_from_spill(&mut self, need: usize) -> io::Result<bool> {
+        let Some(spill) = self.spill.as_mut() else { return Ok(false) };
+        if spill.pending() == 0 {
+            self.spill = None;
+            return Ok(false);
+        }
+        let want = need.saturating_sub(self.in_end - self.in_start).max(256 << 10);
+        self.make_room(want);
+        let spill = self.spill.as_mut().expect("checked above");
+        let n = spill.take(&mut self.input[self.in_end..])?;
+        self.in_end += n;
+        if spill.pending() == 0 {
+            self.spill = None;
+        }
+        Ok(n > 0)
+    }
+
+    /// Execute every complete command until input runs out, the output pause
+    /// threshold is reached, or the client must be closed.
+    pub fn process(&mut self, srv: &mut Server, cid: usize, now: i64) -> Result<(), Close> {
+        let pause_at = srv.config.pipeline_output_pause as usize;
+        loop {
+            if self.pending_out() >= pause_at {
+                self.paused = true;
+                return Ok(());
+            }
+            self.paused = false;
+            let client = srv.clients.get(cid).expect("connection has a client record");
+            if client.close_after_reply {
+                return Ok(());
+            }
+            let limits = Limits {
+                max_bulk_len: srv.config.proto_max_bulk_len,
+                auth_required: !client.authenticated,
+            };
+            let frame = &self.input[self.in_start..self.in_end];
+            match self.parser.parse(frame, &mut self.args, limits) {
+                Ok(Parsed::Frame(n)) => {
+                    if !self.args.is_empty() {
+                        dispatch::execute(srv, cid, &mut self.out, &Argv::new(frame, &self.args), now);
+                    }
+                    self.in_start += n;
+                    self.check_output_limits(srv)?;
+                }
+                Ok(Parsed::Incomplete { need_at_least }) => {
+                    if self.refill_from_spill(need_at_least).map_err(|e| Close::Gone(e.to_string()))? {
+                        continue;
+                    }
+                    self.check_query_limit(srv, need_at_least)?;
+                    break;
+                }
+                Err(e) => {
+                    crate::log_at!(Verbose, "Protocol error ({}) from client: {}", e.0, client.addr);
+                    let mut r = dispatch::Reply::new(&mut self.out, false);
+                    r.error(&e.reply_text());
+                    srv.stats.error_replies += 1;
+                    if let Some(c) = srv.clients.get_mut(cid) {
+                        c.close_after_reply = true;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        self.release_idle_input();
+        Ok(())
+    }
+
+    fn check_query_limit(&mut self, srv: &Server, need: usize) -> Result<(), Close> {
+        let in_frame = (self.in_end - self.in_start).max(self.parser.progress());
+        if in_frame as u64 > srv.config.client_query_buffer_limit {
+            return Err(Close::Limit(format!(
+                "Closing client that reached max query buffer length (qbuf={in_frame}, client-query-buffer-limit={})",
+                srv.config.client_query_buffer_limit
+            )));
+        }
+        // A big bulk argument is coming: size the buffer for it once.
+        if need > self.input.len() - self.in_start {
+            self.make_room(need - (self.in_end - self.in_start));
+        }
+        Ok(())
+    }
+
+    fn check_output_limits(&mut self, srv: &Server) -> Result<(), Close> {
+        let (hard, soft, secs) = srv.config.client_output_buffer_limit_normal;
+        let pending = self.pending_out() as u64;
+        if hard > 0 && pending >= hard {
+            return Err(Close::Limit(format!(
+                "Client closed for overcoming of output buffer limits (client-output-buffer-limit normal hard {hard}, pending {pending})"
+            )));
+        }
+        if soft > 0 && pending >= soft {
+            let since = *self.soft_limit_since.get_or_insert_with(Instant::now);
+            if since.elapsed().as_secs() >= secs {
+                return Err(Close::Limit(format!(
+                    "Client closed for overcoming of output buffer limits (client-output-buffer-limit normal soft {soft} for {secs}s)"
+                )));
+            }
+        } else {
+            self.soft_limit_since = None;
+        }
+        Ok(())
+    }
+
+    fn release_idle_input(&mut self) {
+        if self.in_start == self.in_end {
+            self.in_start = 0;
+            self.in_end = 0;
+            if self.input.len() > KEEP_BUF || self.eof {
+                self.input = Vec::new();
+            }
+        }
+    }
+
+    /// Write pending replies. Ok(true) when everything was written.
+    pub fn flush(&mut self, srv: &mut Server) -> io::Result<bool> {
+        while self.out_sent < self.out.len() {
+            match self.stream.write(&self.out[self.out_sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out_sent += n;
+                    srv.stats.net_output_bytes += n as u64;
+                    srv.stats.io_writes += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        self.out_sent = 0;
+        if self.out.capacity() > KEEP_BUF {
+            self.out = Vec::new();
+        } else {
+            self.out.clear();
+        }
+        Ok(true)
+    }
+
+    /// True if complete or parked input may be waiting for execution.
+    pub fn has_input(&self) -> bool {
+        self.in_start < self.in_end || self.spill.is_some()
+    }
+}
+
+/// One read: Some(n) bytes (0 = EOF), None when the socket has nothing now.
+fn read_some(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    loop {
+        match stream.read(buf) {
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The event loop: one thread owns the keyspace and every connection. Per
+//! turn it reads all ready connections, executes every complete command, and
+//! then ("before sleep") writes each connection's replies with one write.
+mod conn;
+mod signals;
+pub mod spill;
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+
+use crate::server::{unix_ms, ClientInfo, Server, Slab};
+pub use conn::{Close, Conn};
+
+/// Listener tokens sit above any connection slot.
+const LISTENER_BASE: usize = usize::MAX / 2;
+
+pub struct EventLoop {
+    poll: Poll,
+    listeners: Vec<TcpListener>,
+    conns: Slab<Conn>,
+    pub srv: Server,
+    /// Connections with replies to write at the end of this turn.
+    to_flush: Vec<usize>,
+    /// Connections to revisit without waiting for an event (read cap hit, or
+    /// resumed after their replies drained).
+    again: Vec<usize>,
+    to_close: Vec<(usize, Close)>,
+    scratch: Vec<u8>,
+    next_cron: Instant,
+}
+
+impl EventLoop {
+    /// Bind every `bind` address on `port`. Addresses prefixed with `-` are
+    /// optional, as in redis.conf (skipped if unavailable, e.g. no IPv6).
+    pub fn bind(srv: Server) -> io::Result<EventLoop> {
+        let poll = Poll::new()?;
+        let mut listeners = Vec::new();
+        for spec in &srv.config.bind {
+            let (optional, host) = match spec.strip_prefix('-') {
+                Some(h) => (true, h),
+                None => (false, spec.as_str()),
+            };
+            let host = if host == "*" { "0.0.0.0" } else { host };
+            let addr: SocketAddr = match format!("{host}:{}", srv.config.port).parse() {
+                Ok(a) => a,
+                Err(_) => format!("[{host}]:{}", srv.config.port)
+                    .parse()
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address {spec}")))?,
+            };
+            match listen(addr, srv.config.tcp_backlog) {
+                Ok(l) => listeners.push(l),
+                Err(e) if optional => crate::log_at!(Verbose, "Skipping optional bind {addr}: {e}"),
+                Err(e) => {
+                    return Err(io::Error::new(e.kind(), format!("Could not create server TCP listening socket {addr}: {e}")))
+                }
+            }
+        }
+        if listeners.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to listen on"));
+        }
+        for (i, l) in listeners.iter_mut().enumerate() {
+            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+        }
+        Ok(EventLoop {
+            poll,
+            listeners,
+            conns: Slab::default(),
+            srv,
+            to_flush: Vec::new(),
+            again: Vec::new(),
+            to_close: Vec::new(),
+            scratch: vec![0; 256 << 10],
+            next_cron: Instant::now(),
+        })
+    }
+
+    /// Ports actually bound (the first is reported by INFO).
+    pub fn local_ports(&self) -> Vec<u16> {
+        self.listeners.iter().filter_map(|l| l.local_addr().ok()).map(|a| a.port()).collect()
+    }
+
+    /// Serve until SHUTDOWN or SIGTERM/SIGINT.
+    pub fn run(&mut self) -> io::Result<()> {
+        signals::install();
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let timeout = if self.again.is_empty() {
+                self.next_cron.saturating_duration_since(Instant::now())
+            } else {
+                Duration::ZERO
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            let now = unix_ms();
+            for ev in events.iter() {
+                let t = ev.token().0;
+                if t >= LISTENER_BASE {
+                    self.accept(t - LISTENER_BASE, now);
+                    continue;
+                }
+                if ev.is_writable() {
+                    self.on_writable(t, now);
+                }
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.on_readable(t, now);
+                }
+            }
+            for t in std::mem::take(&mut self.again) {
+                self.on_readable(t, now);
+            }
+            if Instant::now() >= self.next_cron {
+                self.cron(now);
+            }
+            self.flush_all();
+            self.close_pending();
+            if let Some(sig) = signals::take() {
+                crate::log_at!(Warning, "Received {sig} scheduling shutdown...");
+                self.srv.shutdown.get_or_insert(crate::server::Shutdown::Default);
+            }
+            if self.srv.shutdown.is_some() {
+                return self.shutdown();
+            }
+        }
+    }
+
+    fn accept(&mut self, li: usize, now: i64) {
+        loop {
+            let (stream, peer) = match self.listeners[li].accept() {
+                Ok(s) => s,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    crate::log_at!(Warning, "Accepting client connection: {e}");
+                    return;
+                }
+            };
+            self.srv.stats.connections_received += 1;
+            if self.conns.len() >= self.srv.config.maxclients as usize {
+                reject_max_clients(stream);
+                self.srv.stats.rejected_connections += 1;
+                continue;
+            }
+            if let Err(e) = self.register(stream, peer, now) {
+                crate::log_at!(Warning, "Registering client connection: {e}");
+            }
+        }
+    }
+
+    fn register(&mut self, stream: TcpStream, peer: SocketAddr, now: i64) -> io::Result<()> {
+        stream.set_nodelay(true)?;
+        let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+        let slot = self.conns.insert(Conn::new(stream));
+        let conn = self.conns.get_mut(slot).expect("just inserted");
+        // Both interests once, edge-triggered: no epoll_ctl per write later.
+        self.poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE | Interest::WRITABLE)?;
+        let id = self.srv.next_client_id;
+        self.srv.next_client_id += 1;
+        let authed = self.srv.config.requirepass.is_none();
+        let info = ClientInfo::new(id, fd, peer.to_string(), laddr, now, authed);
+        self.srv.clients.insert_at(slot, info);
+        crate::log_at!(Verbose, "Accepted {peer}");
+        Ok(())
+    }
+
+    fn on_readable(&mut self, slot: usize, now: i64) {
+        let Some(conn) = self.conns.get_mut(slot) else { return };
+        match conn.fill(&self.srv, &mut self.scratch) {
+            Ok(n) => {
+                self.srv.stats.net_input_bytes += n as u64;
+                self.srv.stats.io_reads += 1;
+                if conn.read_more {
+                    self.again.push(slot);
+                }
+            }
+            Err(e) => {
+                self.to_close.push((slot, Close::Gone(e.to_string())));
+                return;
+            }
+        }
+        self.execute(slot, now);
+    }
+
+    fn on_writable(&mut self, slot: usize, now: i64) {
+        let Some(conn) = self.conns.get_mut(slot) else { return };
+        if conn.pending_out() == 0 {
+            return;
+        }
+        match conn.flush(&mut self.srv) {
+            Ok(true) if conn.paused => self.execute(slot, now),
+            Ok(_) => {}
+            Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
+        }
+    }
+
+    /// Run the connection's complete commands and queue its replies.
+    fn execute(&mut self, slot: usize, now: i64) {
+        let Some(conn) = self.conns.get_mut(slot) else { return };
+        if let Some(c) = self.srv.clients.get_mut(slot) {
+            c.last_interaction_ms = now;
+        }
+        if let Err(close) = conn.process(&mut self.srv, slot, now) {
+            self.to_close.push((slot, close));
+            return;
+        }
+        if conn.pending_out() > 0 && !conn.flush_queued {
+            conn.flush_queued = true;
+            self.to_flush.push(slot);
+        }
+        let client = self.srv.clients.get(slot);
+        let closing = client.is_none_or(|c| c.close_after_reply);
+        if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
+            self.to_close.push((slot, Close::Gone("client closed connection".into())));
+        }
+    }
+
+    /// Before sleep: one write per connection with replies.
+    fn flush_all(&mut self) {
+        for slot in std::mem::take(&mut self.to_flush) {
+            let Some(conn) = self.conns.get_mut(slot) else { continue };
+            conn.flush_queued = false;
+            match conn.flush(&mut self.srv) {
+                Ok(true) => {
+                    let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
+                    if closing || (conn.eof && !conn.has_input()) {
+                        self.to_close.push((slot, Close::Gone("closed after reply".into())));
+                    } else if conn.paused || (conn.has_input() && conn.eof) {
+                        self.again.push(slot);
+                    }
+                }
+                // The kernel took less: the edge-triggered WRITABLE event resumes us.
+                Ok(false) => {}
+                Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
+            }
+        }
+    }
+
+    fn close_pending(&mut self) {
+        for (slot, why) in std::mem::take(&mut self.to_close) {
+            let Some(mut conn) = self.conns.remove(slot) else { continue };
+            let info = self.srv.clients.remove(slot);
+            let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
+            match why {
+                Close::Gone(msg) => crate::log_at!(Verbose, "Client {addr} closed: {msg}"),
+                Close::Limit(msg) => crate::log_at!(Warning, "{msg}: client addr={addr}"),
+            }
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+        }
+    }
+
+    /// Periodic work, `hz` times a second.
+    fn cron(&mut self, now: i64) {
+        let hz = self.srv.config.hz.clamp(1, 500);
+        self.next_cron = Instant::now() + Duration::from_millis(1000 / hz as u64);
+        crate::server::cron::tick(&mut self.srv, now);
+        let timeout_ms = self.srv.config.timeout as i64 * 1000;
+        if timeout_ms > 0 {
+            for (slot, c) in self.srv.clients.iter() {
+                if now - c.last_interaction_ms > timeout_ms {
+                    self.to_close.push((slot, Close::Gone("idle timeout".into())));
+                }
+            }
+        }
+        for (slot, c) in self.srv.clients.iter_mut() {
+            if let Some(conn) = self.conns.get(slot) {
+                c.qbuf = conn.pending_in() as usize;
+                c.omem = conn.pending_out();
+                c.argv_mem = conn.buffer_memory();
+            }
+        }
+    }
+
+    fn shutdown(&mut self) -> io::Result<()> {
+        crate::log_at!(Warning, "User requested shutdown...");
+        self.flush_all();
+        for (_, conn) in self.conns.iter_mut() {
+            let _ = conn.flush(&mut self.srv);
+        }
+        crate::log_at!(Warning, "Volley is now ready to exit, bye bye...");
+        Ok(())
+    }
+}
+
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let std_listener = std::net::TcpListener::bind(addr)?;
+    // std binds with a backlog of 128; raise it to tcp-backlog.
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&std_listener);
+    // SAFETY: fd is a valid listening socket owned by std_listener.
+    unsafe { libc::listen(fd, backlog as i32) };
+    std_listener.set_nonblocking(true)?;
+    Ok(TcpListener::from_std(std_listener))
+}
+
+fn reject_max_clients(mut stream: TcpStream) {
+    use std::io::Write;
+    let _ = stream.write(b"-ERR max number of clients reached\r\n");
+}

@@ -1,0 +1,29 @@
+//! Periodic upkeep run by the event loop `hz` times a second: active expiry
+//! (so keys nobody reads again still give their memory back) and incremental
+//! rehashing of the databases' tables.
+use std::time::{Duration, Instant};
+
+use super::Server;
+
+/// Share of each tick the expiry cycle may use, like Redis's 25%.
+const EXPIRE_TIME_SHARE: u32 = 4;
+/// Buckets examined per expiry slice before checking the clock again.
+const EXPIRE_SLICE_BUCKETS: usize = 256;
+
+pub fn tick(srv: &mut Server, now_ms: i64) {
+    let hz = srv.config.hz.clamp(1, 500);
+    let budget = Duration::from_micros(1_000_000 / hz as u64 / EXPIRE_TIME_SHARE as u64);
+    let start = Instant::now();
+    for db in &mut srv.keyspace.dbs {
+        db.maintain(100);
+    }
+    // Keep expiring while slices find plenty of expired keys and time remains.
+    for db in &mut srv.keyspace.dbs {
+        while db.volatile_count() > 0 && start.elapsed() < budget {
+            let removed = db.active_expire(EXPIRE_SLICE_BUCKETS, now_ms);
+            if removed < EXPIRE_SLICE_BUCKETS / 16 {
+                break;
+            }
+        }
+    }
+}

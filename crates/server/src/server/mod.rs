@@ -1,0 +1,233 @@
+//! The server's state as commands see it: configuration, keyspace, the
+//! client registry (metadata only; sockets live in `net`), statistics, and the
+//! command table.
+pub mod cron;
+
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::dispatch::Registry;
+use crate::engine::Keyspace;
+
+/// CLIENT REPLY modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Drop the reply of the next command only.
+    SkipNext,
+    /// Set while the skipped command runs.
+    Skipping,
+}
+
+/// What the server knows about one connected client.
+#[derive(Debug, Clone)]
+pub struct ClientInfo {
+    pub id: u64,
+    pub fd: i32,
+    pub addr: String,
+    pub laddr: String,
+    pub name: Option<Vec<u8>>,
+    pub lib_name: Option<Vec<u8>>,
+    pub lib_ver: Option<Vec<u8>>,
+    pub db: usize,
+    pub resp: u8,
+    pub authenticated: bool,
+    pub created_ms: i64,
+    pub last_interaction_ms: i64,
+    pub reply_mode: ReplyMode,
+    pub no_evict: bool,
+    /// Close once pending replies are written (QUIT, protocol error, KILL).
+    pub close_after_reply: bool,
+    /// Id of the last command run (CLIENT LIST `cmd=`).
+    pub last_cmd: Option<usize>,
+    /// Buffer sizes, refreshed by the event loop around each batch.
+    pub qbuf: usize,
+    pub omem: usize,
+    pub argv_mem: usize,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, fd: i32, addr: String, laddr: String, now_ms: i64, authenticated: bool) -> Self {
+        ClientInfo {
+            id,
+            fd,
+            addr,
+            laddr,
+            name: None,
+            lib_name: None,
+            lib_ver: None,
+            db: 0,
+            resp: 2,
+            authenticated,
+            created_ms: now_ms,
+            last_interaction_ms: now_ms,
+            reply_mode: ReplyMode::On,
+            no_evict: false,
+            close_after_reply: false,
+            last_cmd: None,
+            qbuf: 0,
+            omem: 0,
+            argv_mem: 0,
+        }
+    }
+}
+
+/// Slot-indexed storage whose indexes are stable (the event loop's tokens).
+pub struct Slab<T> {
+    items: Vec<Option<T>>,
+    free: Vec<usize>,
+    len: usize,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Slab { items: Vec::new(), free: Vec::new(), len: 0 }
+    }
+}
+
+impl<T> Slab<T> {
+    pub fn insert(&mut self, v: T) -> usize {
+        self.len += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i] = Some(v);
+                i
+            }
+            None => {
+                self.items.push(Some(v));
+                self.items.len() - 1
+            }
+        }
+    }
+    /// Insert at a slot chosen by another slab (keeps two slabs aligned).
+    pub fn insert_at(&mut self, i: usize, v: T) {
+        if i >= self.items.len() {
+            self.items.resize_with(i + 1, || None);
+        }
+        self.free.retain(|&f| f != i);
+        if self.items[i].replace(v).is_none() {
+            self.len += 1;
+        }
+    }
+    pub fn remove(&mut self, i: usize) -> Option<T> {
+        let v = self.items.get_mut(i)?.take()?;
+        self.len -= 1;
+        self.free.push(i);
+        Some(v)
+    }
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.items.get(i)?.as_ref()
+    }
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.items.get_mut(i)?.as_mut()
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.items.iter().enumerate().filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
+    }
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut T)> {
+        self.items.iter_mut().enumerate().filter_map(|(i, v)| v.as_mut().map(|v| (i, v)))
+    }
+}
+
+/// Per-command counters (INFO commandstats).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CommandStats {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected: u64,
+    pub failed: u64,
+}
+
+/// Server-wide counters (INFO stats).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub connections_received: u64,
+    pub rejected_connections: u64,
+    pub commands_processed: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    pub error_replies: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub evicted_clients: u64,
+    pub io_reads: u64,
+    pub io_writes: u64,
+    pub commands: Vec<CommandStats>,
+}
+
+/// How SHUTDOWN asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shutdown {
+    Save,
+    NoSave,
+    Default,
+}
+
+/// All state shared by commands; owned by the event-loop thread.
+pub struct Server {
+    pub config: Config,
+    pub keyspace: Keyspace,
+    pub clients: Slab<ClientInfo>,
+    pub registry: Registry,
+    pub stats: Stats,
+    pub started: Instant,
+    pub start_unix_ms: i64,
+    pub run_id: String,
+    /// Changes since the last save.
+    pub dirty: u64,
+    pub next_client_id: u64,
+    pub shutdown: Option<Shutdown>,
+    /// TCP port actually bound (for INFO when `port 0`-style tests use it).
+    pub port: u16,
+    pub executable: String,
+    pub config_file: String,
+}
+
+impl Server {
+    pub fn new(config: Config, registry: Registry) -> Self {
+        let keyspace = Keyspace::new(config.databases);
+        let mut stats = Stats::default();
+        stats.commands = vec![CommandStats::default(); registry.len()];
+        let now = unix_ms();
+        Server {
+            port: config.port,
+            config,
+            keyspace,
+            clients: Slab::default(),
+            registry,
+            stats,
+            started: Instant::now(),
+            start_unix_ms: now,
+            run_id: make_run_id(now),
+            dirty: 0,
+            next_client_id: 1,
+            shutdown: None,
+            executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            config_file: String::new(),
+        }
+    }
+}
+
+/// Current unix time in milliseconds.
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+fn make_run_id(seed: i64) -> String {
+    let mut x = (seed as u64) ^ (std::process::id() as u64).rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
+    (0..40)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from_digit((x % 16) as u32, 16).unwrap_or('0')
+        })
+        .collect()
+}
