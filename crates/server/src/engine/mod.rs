@@ -1,1 +1,3 @@
 //! Data operations: keyspace, values, expiry. No RESP, no sockets.
+
+pub mod dict;
