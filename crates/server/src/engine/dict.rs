@@ -564,11 +564,8 @@ mod tests {
             let r = next_random(&mut rng);
             let k = key((r >> 32) % keys);
             // Four phases: grow, thin out to a few percent full, grow, thin.
-            let (ins, del) = if (op / (ops / 4)) % 2 == 0 {
-                (60, 20)
-            } else {
-                (2, 80)
-            };
+            let grow_phase = matches!(op * 4 / ops, 0 | 2);
+            let (ins, del) = if grow_phase { (60, 20) } else { (2, 80) };
             match r % 100 {
                 x if x < ins => assert_eq!(d.insert(&k, op), model.insert(k, op)),
                 x if x < ins + del => assert_eq!(d.remove(&k), model.remove(&k)),
