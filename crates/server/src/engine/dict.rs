@@ -1,31 +1,839 @@
-//! Placeholder until the dict branch lands: same API over std's HashMap.
-use std::collections::HashMap;
-pub struct Dict<V> { m: HashMap<Box<[u8]>, V> }
-impl<V> Default for Dict<V> { fn default() -> Self { Dict { m: HashMap::new() } } }
-pub fn next_random(s: &mut u64) -> u64 { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; *s }
+//! The keyspace hash table: a chained hash table keyed by byte strings, in the
+//! spirit of Redis's `dict.c`.
+//!
+//! This module owns the bucket arrays, the entries (key bytes plus value) and
+//! the policy for growing and shrinking them. Three properties matter:
+//!
+//! * **No stalls.** Resizing is incremental: two bucket arrays coexist while
+//!   entries migrate one bucket at a time, driven by writes and by a cron
+//!   calling [`Dict::rehash_step`]. No single call does work proportional to
+//!   `len` (a table that resized at once stalled 2.6 s at 7.3M keys).
+//! * **Keyed hashing.** The default hasher is std's SipHash-1-3 with a random
+//!   key ([`RandomState`]), so clients cannot pick keys that all collide.
+//! * **Stateless iteration.** [`Dict::scan`] uses Redis's reverse-binary
+//!   cursor, whose guarantee survives resizes between calls.
+
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::BuildHasher;
+use std::mem;
+
+/// Bucket count of a table's first allocation, and the floor for shrinking.
+const INITIAL_BUCKETS: usize = 4;
+/// Empty buckets a rehash step may skip per bucket requested, so a step over
+/// a sparse table stays bounded (the figure Redis uses).
+const EMPTY_VISITS_PER_STEP: usize = 10;
+/// `try_shrink` acts when fewer than one bucket in this many is used.
+const SHRINK_RATIO: usize = 8;
+
+struct Entry<V> {
+    key: Box<[u8]>,
+    value: V,
+    next: Bucket<V>,
+}
+
+type Bucket<V> = Option<Box<Entry<V>>>;
+
+// `vec![None; n]` needs `Bucket<V>: Clone`; given that, std allocates the
+// array zeroed (calloc: untouched pages cost nothing) instead of writing n
+// `None`s. Cloning `None` never calls this, and occupied buckets are never
+// cloned, so requiring `V: Clone` would be a needless restriction.
+impl<V> Clone for Entry<V> {
+    fn clone(&self) -> Self {
+        unreachable!("dict entries are never cloned; only empty buckets are")
+    }
+}
+
+fn alloc_buckets<V>(n: usize) -> Vec<Bucket<V>> {
+    debug_assert!(n.is_power_of_two());
+    vec![None; n]
+}
+
+/// Frees a bucket array whose buckets are all empty without visiting them:
+/// the default drop would read every slot, O(buckets) at the end of a rehash.
+fn free_empty_buckets<V>(mut buckets: Vec<Bucket<V>>) {
+    debug_assert!(buckets.iter().all(Option::is_none));
+    // SAFETY: truncating to length 0 exposes no uninitialised element; the
+    // forgotten elements are all `None`, so skipping their drop leaks nothing.
+    unsafe { buckets.set_len(0) }
+}
+
+/// Frees a chain one entry at a time; the derived drop would recurse once
+/// per entry and overflow the stack on a long chain.
+fn drop_chain<V>(mut chain: Bucket<V>) {
+    while let Some(mut entry) = chain {
+        chain = entry.next.take();
+    }
+}
+
+fn bucket_index(hash: u64, n_buckets: usize) -> usize {
+    (hash as usize) & (n_buckets - 1)
+}
+
+fn chain_iter<V>(bucket: &Bucket<V>) -> impl Iterator<Item = &Entry<V>> {
+    std::iter::successors(bucket.as_deref(), |e| e.next.as_deref())
+}
+
+fn chain_find_mut<'a, V>(bucket: &'a mut Bucket<V>, key: &[u8]) -> Option<&'a mut Entry<V>> {
+    let mut cur = bucket.as_deref_mut();
+    while let Some(entry) = cur {
+        if *entry.key == *key {
+            return Some(entry);
+        }
+        cur = entry.next.as_deref_mut();
+    }
+    None
+}
+
+/// Unlinks and returns the entry for `key` from a chain.
+fn chain_unlink<V>(mut link: &mut Bucket<V>, key: &[u8]) -> Option<Box<Entry<V>>> {
+    while link.as_ref().is_some_and(|e| *e.key != *key) {
+        link = &mut link.as_mut()?.next;
+    }
+    let mut entry = link.take()?;
+    *link = entry.next.take();
+    Some(entry)
+}
+
+/// Advances a SCAN cursor: increments it as if its bits were reversed,
+/// considering only the bits under `mask`. Setting the bits above the mask
+/// first makes the carry skip straight over them.
+fn next_cursor(cursor: u64, mask: u64) -> u64 {
+    (cursor | !mask)
+        .reverse_bits()
+        .wrapping_add(1)
+        .reverse_bits()
+}
+
+/// Advances a xorshift64* generator and returns its next output. The caller
+/// owns the state; a zero state is replaced by a fixed seed, since xorshift
+/// would otherwise stay at zero forever.
+pub fn next_random(state: &mut u64) -> u64 {
+    let mut x = if *state == 0 {
+        0x9E37_79B9_7F4A_7C15
+    } else {
+        *state
+    };
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+/// A hash table from byte-string keys to `V` that resizes incrementally.
+///
+/// `S` builds the hasher; the default is SipHash-1-3 with a random key.
+pub struct Dict<V, S = RandomState> {
+    /// `tables[0]` is the live table; `tables[1]` is non-empty only while
+    /// rehashing, and is where entries (and all new keys) go.
+    tables: [Vec<Bucket<V>>; 2],
+    /// Entries in each table.
+    used: [usize; 2],
+    /// Next bucket of `tables[0]` to migrate; every bucket below it is empty.
+    /// Zero when not rehashing.
+    rehash_idx: usize,
+    hasher: S,
+    /// Entries migrated so far, so tests can bound the work of one call.
+    #[cfg(test)]
+    moved: usize,
+}
+
 impl<V> Dict<V> {
-    pub fn new() -> Self { Self::default() }
-    pub fn len(&self) -> usize { self.m.len() }
-    pub fn is_empty(&self) -> bool { self.m.is_empty() }
-    pub fn get(&self, k: &[u8]) -> Option<&V> { self.m.get(k) }
-    pub fn get_mut(&mut self, k: &[u8]) -> Option<&mut V> { self.m.get_mut(k) }
-    pub fn contains_key(&self, k: &[u8]) -> bool { self.m.contains_key(k) }
-    pub fn insert(&mut self, k: &[u8], v: V) -> Option<V> { self.m.insert(k.into(), v) }
-    pub fn insert_owned(&mut self, k: Box<[u8]>, v: V) -> Option<V> { self.m.insert(k, v) }
-    pub fn get_or_insert_with(&mut self, k: &[u8], f: impl FnOnce() -> V) -> &mut V { self.m.entry(k.into()).or_insert_with(f) }
-    pub fn remove(&mut self, k: &[u8]) -> Option<V> { self.m.remove(k) }
-    pub fn remove_entry(&mut self, k: &[u8]) -> Option<(Box<[u8]>, V)> { self.m.remove_entry(k) }
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> { self.m.iter().map(|(k, v)| (&**k, v)) }
-    pub fn clear(&mut self) { self.m.clear() }
-    pub fn take_all(&mut self) -> Self { Dict { m: std::mem::take(&mut self.m) } }
+    /// Creates an empty table with a randomly keyed SipHash hasher. Does not
+    /// allocate until the first insert.
+    pub fn new() -> Self {
+        Self::with_hasher(RandomState::new())
+    }
+}
+
+impl<V> Default for Dict<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<V, S> Dict<V, S> {
+    /// Creates an empty table that hashes keys with `hasher`.
+    pub fn with_hasher(hasher: S) -> Self {
+        Dict {
+            tables: [Vec::new(), Vec::new()],
+            used: [0, 0],
+            rehash_idx: 0,
+            hasher,
+            #[cfg(test)]
+            moved: 0,
+        }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.used[0] + self.used[1]
+    }
+
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True while entries are migrating between two bucket arrays.
+    pub fn is_rehashing(&self) -> bool {
+        !self.tables[1].is_empty()
+    }
+
+    /// Buckets allocated across both arrays (for INFO / DEBUG).
+    pub fn bucket_count(&self) -> usize {
+        self.tables[0].len() + self.tables[1].len()
+    }
+
+    /// Iterates over all entries in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
+        self.tables
+            .iter()
+            .flatten()
+            .flat_map(|bucket| chain_iter(bucket))
+            .map(|e| (&*e.key, &e.value))
+    }
+
+    /// Removes every entry. O(len); see [`Dict::take_all`] to free the
+    /// entries elsewhere instead.
+    pub fn clear(&mut self) {
+        for mut table in mem::take(&mut self.tables) {
+            for bucket in &mut table {
+                drop_chain(bucket.take());
+            }
+            free_empty_buckets(table);
+        }
+        self.used = [0, 0];
+        self.rehash_idx = 0;
+    }
+
+    /// One step of SCAN: calls `f` on every entry of the bucket `cursor`
+    /// names (in both tables while rehashing) and returns the next cursor,
+    /// 0 when the scan is complete.
+    ///
+    /// Every key present for the whole scan is reported at least once, even
+    /// if the table grows, shrinks or rehashes between calls; keys may repeat.
     pub fn scan(&self, cursor: u64, mut f: impl FnMut(&[u8], &V)) -> u64 {
-        if cursor == 0 { for (k, v) in &self.m { f(k, v) } } 0
+        let mut emit = |bucket: &Bucket<V>| chain_iter(bucket).for_each(|e| f(&e.key, &e.value));
+        let mask = |table: &Vec<Bucket<V>>| table.len() as u64 - 1;
+        let [t0, t1] = &self.tables;
+        if t0.is_empty() {
+            return 0;
+        }
+        if !self.is_rehashing() {
+            emit(&t0[(cursor & mask(t0)) as usize]);
+            return next_cursor(cursor, mask(t0));
+        }
+        let (small, big) = if t0.len() <= t1.len() {
+            (t0, t1)
+        } else {
+            (t1, t0)
+        };
+        let (m_small, m_big) = (mask(small), mask(big));
+        emit(&small[(cursor & m_small) as usize]);
+        // The big table's buckets that share the small bucket's low bits are
+        // exactly the ones its keys spread to (or came from): visit them all
+        // now, since the cursor will not come back to this small bucket.
+        let mut v = cursor;
+        loop {
+            emit(&big[(v & m_big) as usize]);
+            v = next_cursor(v, m_big);
+            if v & (m_small ^ m_big) == 0 {
+                return v;
+            }
+        }
     }
+
+    /// Returns a random key, or `None` when empty: picks random buckets
+    /// until one is non-empty, then a random entry of its chain. `rng` is a
+    /// xorshift64* state owned by the caller (see [`next_random`]).
+    ///
+    /// Expected cost grows with buckets / len, which `try_shrink` bounds.
     pub fn random_key(&self, rng: &mut u64) -> Option<&[u8]> {
-        if self.m.is_empty() { return None; }
-        let i = (next_random(rng) % self.m.len() as u64) as usize; self.m.keys().nth(i).map(|k| &**k)
+        if self.is_empty() {
+            return None;
+        }
+        let [t0, t1] = &self.tables;
+        // Buckets of t0 below rehash_idx are already drained: skip them.
+        let first = self.rehash_idx;
+        let span = (t0.len() + t1.len() - first) as u64;
+        let bucket = loop {
+            let i = first + (next_random(rng) % span) as usize;
+            let bucket = if i < t0.len() {
+                &t0[i]
+            } else {
+                &t1[i - t0.len()]
+            };
+            if bucket.is_some() {
+                break bucket;
+            }
+        };
+        let nth = next_random(rng) % chain_iter(bucket).count() as u64;
+        chain_iter(bucket).nth(nth as usize).map(|e| &*e.key)
     }
-    pub fn rehash_step(&mut self, _n: usize) -> bool { false }
-    pub fn try_shrink(&mut self) {}
-    pub fn bucket_count(&self) -> usize { self.m.capacity() }
+}
+
+impl<V, S: BuildHasher> Dict<V, S> {
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    fn find(&self, hash: u64, key: &[u8]) -> Option<&Entry<V>> {
+        let live = if self.is_rehashing() { 2 } else { 1 };
+        self.tables[..live]
+            .iter()
+            .filter(|t| !t.is_empty())
+            .find_map(|t| chain_iter(&t[bucket_index(hash, t.len())]).find(|e| *e.key == *key))
+    }
+
+    fn find_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Entry<V>> {
+        let rehashing = self.is_rehashing();
+        let [t0, t1] = &mut self.tables;
+        if t0.is_empty() {
+            return None;
+        }
+        let i = bucket_index(hash, t0.len());
+        if let Some(entry) = chain_find_mut(&mut t0[i], key) {
+            return Some(entry);
+        }
+        if !rehashing {
+            return None;
+        }
+        let i = bucket_index(hash, t1.len());
+        chain_find_mut(&mut t1[i], key)
+    }
+
+    /// Returns the value stored for `key`.
+    pub fn get(&self, key: &[u8]) -> Option<&V> {
+        self.get_key_value(key).map(|(_, v)| v)
+    }
+
+    /// Returns the stored key and value for `key`.
+    pub fn get_key_value(&self, key: &[u8]) -> Option<(&[u8], &V)> {
+        if self.is_empty() {
+            return None;
+        }
+        self.find(self.hash(key), key).map(|e| (&*e.key, &e.value))
+    }
+
+    /// Returns the value for `key` mutably. Performs one rehash step.
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        if self.is_empty() {
+            return None;
+        }
+        self.step_if_rehashing();
+        let hash = self.hash(key);
+        self.find_mut(hash, key).map(|e| &mut e.value)
+    }
+
+    /// True if `key` is present.
+    pub fn contains_key(&self, key: &[u8]) -> bool {
+        self.get_key_value(key).is_some()
+    }
+
+    /// Sets `key` to `value`, returning the previous value. The key bytes
+    /// are copied only when the key is new. Performs one rehash step.
+    pub fn insert(&mut self, key: &[u8], value: V) -> Option<V> {
+        self.step_if_rehashing();
+        let hash = self.hash(key);
+        if let Some(entry) = self.find_mut(hash, key) {
+            return Some(mem::replace(&mut entry.value, value));
+        }
+        self.add_new(hash, key.into(), value);
+        None
+    }
+
+    /// Like [`Dict::insert`] for a key the caller already owns; if the key
+    /// exists, the stored key is kept and `key` is dropped.
+    pub fn insert_owned(&mut self, key: Box<[u8]>, value: V) -> Option<V> {
+        self.step_if_rehashing();
+        let hash = self.hash(&key);
+        if let Some(entry) = self.find_mut(hash, &key) {
+            return Some(mem::replace(&mut entry.value, value));
+        }
+        self.add_new(hash, key, value);
+        None
+    }
+
+    /// Returns the value for `key`, inserting `f()` first if it is absent.
+    /// Performs one rehash step.
+    pub fn get_or_insert_with(&mut self, key: &[u8], f: impl FnOnce() -> V) -> &mut V {
+        self.step_if_rehashing();
+        let hash = self.hash(key);
+        // Two lookups on a hit: returning the first borrow conditionally and
+        // then inserting is rejected by the current borrow checker.
+        if self.find(hash, key).is_none() {
+            return self.add_new(hash, key.into(), f());
+        }
+        let entry = self
+            .find_mut(hash, key)
+            .expect("key was found a moment ago");
+        &mut entry.value
+    }
+
+    /// Removes `key`, returning its value. Performs one rehash step.
+    pub fn remove(&mut self, key: &[u8]) -> Option<V> {
+        self.remove_entry(key).map(|(_, v)| v)
+    }
+
+    /// Removes `key`, returning the stored key and value. Performs one
+    /// rehash step. Never shrinks; that is [`Dict::try_shrink`]'s job.
+    pub fn remove_entry(&mut self, key: &[u8]) -> Option<(Box<[u8]>, V)> {
+        if self.is_empty() {
+            return None;
+        }
+        self.step_if_rehashing();
+        let hash = self.hash(key);
+        let live = if self.is_rehashing() { 2 } else { 1 };
+        for t in 0..live {
+            let table = &mut self.tables[t];
+            let i = bucket_index(hash, table.len());
+            if let Some(entry) = chain_unlink(&mut table[i], key) {
+                self.used[t] -= 1;
+                let Entry { key, value, .. } = *entry;
+                return Some((key, value));
+            }
+        }
+        None
+    }
+
+    /// Links a new entry for a key known to be absent and returns its value.
+    fn add_new(&mut self, hash: u64, key: Box<[u8]>, value: V) -> &mut V {
+        self.grow_if_needed();
+        // While rehashing, new keys go to the new table so the old one only
+        // drains and the rehash is sure to finish.
+        let t = usize::from(self.is_rehashing());
+        let table = &mut self.tables[t];
+        let i = bucket_index(hash, table.len());
+        let slot = &mut table[i];
+        let next = slot.take();
+        self.used[t] += 1;
+        &mut slot.insert(Box::new(Entry { key, value, next })).value
+    }
+
+    fn grow_if_needed(&mut self) {
+        if self.is_rehashing() {
+            return;
+        }
+        if self.tables[0].is_empty() {
+            self.tables[0] = alloc_buckets(INITIAL_BUCKETS);
+        } else if self.used[0] >= self.tables[0].len() {
+            self.start_rehash((self.used[0] * 2).next_power_of_two());
+        }
+    }
+
+    /// Starts shrinking if the table is sparse (under 1/8 full) and not
+    /// already rehashing. Meant for a cron: removes never shrink by
+    /// themselves, so a burst of deletes followed by inserts does not
+    /// thrash between sizes.
+    pub fn try_shrink(&mut self) {
+        let buckets = self.tables[0].len();
+        if self.is_rehashing()
+            || buckets <= INITIAL_BUCKETS
+            || self.used[0] * SHRINK_RATIO >= buckets
+        {
+            return;
+        }
+        self.start_rehash((self.used[0] * 2).next_power_of_two().max(INITIAL_BUCKETS));
+    }
+
+    fn start_rehash(&mut self, n_buckets: usize) {
+        self.tables[1] = alloc_buckets(n_buckets);
+        self.rehash_idx = 0;
+    }
+
+    fn step_if_rehashing(&mut self) {
+        if self.is_rehashing() {
+            self.rehash_step(1);
+        }
+    }
+
+    /// Migrates up to `n` non-empty buckets to the new table, skipping at
+    /// most `10 * n` empty ones. Returns true while still rehashing.
+    pub fn rehash_step(&mut self, n: usize) -> bool {
+        if !self.is_rehashing() {
+            return false;
+        }
+        let mut empty_visits_left = n.saturating_mul(EMPTY_VISITS_PER_STEP);
+        for _ in 0..n {
+            if self.used[0] == 0 {
+                break;
+            }
+            // Some bucket at or past rehash_idx is occupied while used[0] > 0,
+            // so this cannot run off the end.
+            while self.tables[0][self.rehash_idx].is_none() {
+                self.rehash_idx += 1;
+                empty_visits_left -= 1;
+                if empty_visits_left == 0 {
+                    return true;
+                }
+            }
+            self.move_bucket(self.rehash_idx);
+            self.rehash_idx += 1;
+        }
+        if self.used[0] > 0 {
+            return true;
+        }
+        let new = mem::take(&mut self.tables[1]);
+        free_empty_buckets(mem::replace(&mut self.tables[0], new));
+        self.used = [self.used[1], 0];
+        self.rehash_idx = 0;
+        false
+    }
+
+    fn move_bucket(&mut self, i: usize) {
+        let mut chain = self.tables[0][i].take();
+        let new = &mut self.tables[1];
+        while let Some(mut entry) = chain {
+            chain = entry.next.take();
+            let j = bucket_index(self.hasher.hash_one(&*entry.key), new.len());
+            entry.next = new[j].take();
+            new[j] = Some(entry);
+            self.used[0] -= 1;
+            self.used[1] += 1;
+            #[cfg(test)]
+            {
+                self.moved += 1;
+            }
+        }
+    }
+}
+
+impl<V, S: BuildHasher + Clone> Dict<V, S> {
+    /// Moves every entry into a new `Dict` in O(1), leaving `self` empty.
+    /// Lets FLUSHALL ASYNC drop the old contents on another thread.
+    pub fn take_all(&mut self) -> Self {
+        let mut taken = Dict::with_hasher(self.hasher.clone());
+        taken.tables = mem::take(&mut self.tables);
+        taken.used = mem::take(&mut self.used);
+        taken.rehash_idx = mem::take(&mut self.rehash_idx);
+        taken
+    }
+}
+
+impl<V, S> Drop for Dict<V, S> {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+impl<V: fmt::Debug, S> fmt::Debug for Dict<V, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entries = self.iter().map(|(k, v)| (String::from_utf8_lossy(k), v));
+        f.debug_map().entries(entries).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{HashMap, HashSet};
+    use std::hash::Hasher;
+
+    fn key(i: u64) -> Vec<u8> {
+        format!("key:{i}").into_bytes()
+    }
+
+    fn assert_matches_model<S: BuildHasher>(d: &Dict<u64, S>, model: &HashMap<Vec<u8>, u64>) {
+        assert_eq!(d.len(), model.len());
+        assert_eq!(d.iter().count(), model.len());
+        for (k, v) in d.iter() {
+            assert_eq!(model.get(k), Some(v));
+        }
+        for (k, v) in model {
+            assert_eq!(d.get(k), Some(v));
+        }
+    }
+
+    fn bump(v: Option<&mut u64>) -> Option<u64> {
+        v.map(|v| {
+            *v += 1;
+            *v
+        })
+    }
+
+    /// Runs `ops` random operations over `keys` keys against a HashMap model.
+    /// Alternates insert-heavy and delete-heavy phases so the table both grows
+    /// and (through `try_shrink`) shrinks. Returns (ops while rehashing, shrinks).
+    fn run_model<S: BuildHasher>(d: &mut Dict<u64, S>, ops: u64, keys: u64) -> (u64, u64) {
+        let mut model = HashMap::new();
+        let mut rng = 0x5EED_u64;
+        let (mut rehashing_ops, mut shrinks) = (0, 0);
+        for op in 0..ops {
+            let r = next_random(&mut rng);
+            let k = key((r >> 32) % keys);
+            // Four phases: grow, thin out to a few percent full, grow, thin.
+            let grow_phase = matches!(op * 4 / ops, 0 | 2);
+            let (ins, del) = if grow_phase { (60, 20) } else { (2, 80) };
+            match r % 100 {
+                x if x < ins => assert_eq!(d.insert(&k, op), model.insert(k, op)),
+                x if x < ins + del => assert_eq!(d.remove(&k), model.remove(&k)),
+                x if x < ins + del + 10 => assert_eq!(bump(d.get_mut(&k)), bump(model.get_mut(&k))),
+                _ => assert_eq!(
+                    d.get_key_value(&k).map(|(k, v)| (k.to_vec(), *v)),
+                    model.get_key_value(&k).map(|(k, v)| (k.clone(), *v))
+                ),
+            }
+            if op % 64 == 0 {
+                let before = d.bucket_count();
+                d.try_shrink();
+                shrinks += u64::from(d.bucket_count() > before && d.tables[1].len() < before);
+            }
+            rehashing_ops += u64::from(d.is_rehashing());
+            assert_eq!(d.len(), model.len());
+            if op % (ops / 10) == 0 {
+                assert_matches_model(d, &model);
+            }
+        }
+        assert_matches_model(d, &model);
+        (rehashing_ops, shrinks)
+    }
+
+    #[test]
+    fn random_ops_match_hashmap_model() {
+        let (rehashing_ops, shrinks) = run_model(&mut Dict::new(), 200_000, 10_000);
+        assert!(
+            rehashing_ops > 1_000,
+            "only {rehashing_ops} ops ran mid-rehash"
+        );
+        assert!(shrinks > 0, "the table never shrank");
+    }
+
+    /// Sends every key to the same bucket, to exercise long chains.
+    #[derive(Clone)]
+    struct Collide;
+    struct ZeroHasher;
+    impl Hasher for ZeroHasher {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, _: &[u8]) {}
+    }
+    impl BuildHasher for Collide {
+        type Hasher = ZeroHasher;
+        fn build_hasher(&self) -> ZeroHasher {
+            ZeroHasher
+        }
+    }
+
+    #[test]
+    fn chains_unlink_anywhere_with_colliding_hasher() {
+        run_model(&mut Dict::with_hasher(Collide), 16_000, 64);
+    }
+
+    #[test]
+    fn growth_is_incremental() {
+        let mut d = Dict::new();
+        let (mut max_moved, mut rehashing_inserts) = (0, 0);
+        for i in 0..=1u64 << 17 {
+            let before = d.moved;
+            assert_eq!(d.insert(&key(i), i), None);
+            max_moved = max_moved.max(d.moved - before);
+            rehashing_inserts += u64::from(d.is_rehashing());
+        }
+        // One bucket per write, and chains at load factor 1 are short.
+        assert!(max_moved <= 32, "one insert moved {max_moved} entries");
+        assert!(rehashing_inserts > 1 << 15, "growth was not spread out");
+        // Key 2^17 + 1 just started growth to 2^18 buckets; it is not done.
+        assert!(d.is_rehashing(), "growth finished at once");
+        while d.rehash_step(100) {}
+        assert!(!d.is_rehashing());
+        assert_eq!(d.bucket_count(), 1 << 18);
+        assert!((0..=1u64 << 17).all(|i| d.get(&key(i)) == Some(&i)));
+    }
+
+    #[test]
+    fn shrink_waits_for_try_shrink_and_is_incremental() {
+        let mut d = Dict::new();
+        (0..10_000).for_each(|i| _ = d.insert(&key(i), i));
+        while d.rehash_step(1000) {}
+        (100..10_000).for_each(|i| _ = d.remove(&key(i)));
+        while d.rehash_step(1000) {}
+        assert_eq!(d.bucket_count(), 16_384, "removes must not shrink");
+        d.try_shrink();
+        assert!(d.is_rehashing());
+        let before = d.moved;
+        assert!(d.rehash_step(1));
+        assert!(d.moved - before <= 32);
+        while d.rehash_step(10) {}
+        assert_eq!(d.bucket_count(), 256);
+        assert!((0..100).all(|i| d.get(&key(i)) == Some(&i)));
+        d.try_shrink();
+        assert!(!d.is_rehashing(), "100 keys in 256 buckets is not sparse");
+    }
+
+    fn scan_counts<V>(d: &Dict<V>) -> HashMap<Vec<u8>, usize> {
+        let mut seen = HashMap::new();
+        let mut cursor = 0;
+        loop {
+            cursor = d.scan(cursor, |k, _| *seen.entry(k.to_vec()).or_insert(0) += 1);
+            if cursor == 0 {
+                return seen;
+            }
+        }
+    }
+
+    #[test]
+    fn full_scan_returns_every_key_once() {
+        let mut d = Dict::new();
+        assert_eq!(d.scan(0, |_, _| panic!("empty dict")), 0);
+        (0..5_000).for_each(|i| _ = d.insert(&key(i), ()));
+        while d.rehash_step(1000) {}
+        let seen = scan_counts(&d);
+        assert_eq!(seen.len(), 5_000);
+        assert!(seen.values().all(|&n| n == 1));
+        // Also with the table frozen mid-growth.
+        let mut i = 5_000;
+        while !d.is_rehashing() {
+            d.insert(&key(i), ());
+            i += 1;
+        }
+        let seen = scan_counts(&d);
+        assert_eq!(seen.len(), d.len());
+        assert!(seen.values().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn scan_survives_growth_between_calls() {
+        let mut d = Dict::new();
+        (0..1_000).for_each(|i| _ = d.insert(&key(i), ()));
+        let (start_buckets, mut next, mut calls, mut mid_rehash) = (d.bucket_count(), 1_000, 0, 0);
+        let mut seen = HashSet::new();
+        let mut cursor = 0;
+        loop {
+            mid_rehash += u64::from(d.is_rehashing());
+            cursor = d.scan(cursor, |k, _| _ = seen.insert(k.to_vec()));
+            if cursor == 0 {
+                break;
+            }
+            // Grow for a while (only a while, or the scan could never finish).
+            if calls < 300 {
+                (next..next + 40).for_each(|i| _ = d.insert(&key(i), ()));
+                next += 40;
+            }
+            calls += 1;
+        }
+        assert!(
+            d.bucket_count() >= 8 * start_buckets,
+            "table did not grow enough: {start_buckets} -> {}",
+            d.bucket_count()
+        );
+        assert!(mid_rehash > 0);
+        assert!((0..1_000).all(|i| seen.contains(&key(i))));
+    }
+
+    #[test]
+    fn scan_survives_shrink_between_calls() {
+        let mut d = Dict::new();
+        (0..20_000).for_each(|i| _ = d.insert(&key(i), ()));
+        while d.rehash_step(1000) {}
+        let (start_buckets, mut deleted, mut mid_rehash) = (d.bucket_count(), 0, 0);
+        let mut seen = HashSet::new();
+        let mut cursor = 0;
+        loop {
+            mid_rehash += u64::from(d.is_rehashing());
+            cursor = d.scan(cursor, |k, _| _ = seen.insert(k.to_vec()));
+            if cursor == 0 {
+                break;
+            }
+            // Delete all but every 20th key, a slice per call, and let the
+            // cron shrink the table a little at a time.
+            for i in (deleted..20_000).take(500).filter(|i| i % 20 != 0) {
+                d.remove(&key(i));
+            }
+            deleted = (deleted + 500).min(20_000);
+            d.try_shrink();
+            d.rehash_step(20);
+        }
+        assert!(
+            d.bucket_count() * 8 <= start_buckets,
+            "table did not shrink"
+        );
+        assert!(mid_rehash > 0);
+        assert!((0..20_000).step_by(20).all(|i| seen.contains(&key(i))));
+    }
+
+    #[test]
+    fn random_key_samples_present_keys() {
+        let mut rng = 0;
+        let mut d = Dict::new();
+        assert_eq!(d.random_key(&mut rng), None);
+        (0..1_000).for_each(|i| _ = d.insert(&key(i), ()));
+        (0..1_000).step_by(2).for_each(|i| _ = d.remove(&key(i)));
+        let mut distinct = HashSet::new();
+        for _ in 0..20_000 {
+            let k = d.random_key(&mut rng).expect("non-empty");
+            assert!(d.contains_key(k));
+            distinct.insert(k.to_vec());
+        }
+        assert!(
+            distinct.len() > 450,
+            "only {} distinct keys",
+            distinct.len()
+        );
+        // Mid-rehash, keys come from both tables.
+        let mut i = 1_000;
+        while !d.is_rehashing() {
+            d.insert(&key(i), ());
+            i += 1;
+        }
+        d.rehash_step(50);
+        for _ in 0..5_000 {
+            assert!(d.contains_key(d.random_key(&mut rng).expect("non-empty")));
+        }
+        d.clear();
+        assert_eq!(d.random_key(&mut rng), None);
+    }
+
+    #[test]
+    fn get_or_insert_with_and_insert_owned() {
+        let mut d = Dict::new();
+        *d.get_or_insert_with(b"a", || 1) += 10;
+        *d.get_or_insert_with(b"a", || unreachable!()) += 100;
+        assert_eq!(d.get(b"a"), Some(&111));
+        assert_eq!(d.insert_owned(b"b".to_vec().into(), 2), None);
+        assert_eq!(d.insert_owned(b"b".to_vec().into(), 3), Some(2));
+        assert_eq!(d.remove_entry(b"b"), Some((b"b".to_vec().into(), 3)));
+        assert!(!d.contains_key(b"b") && d.len() == 1);
+    }
+
+    #[test]
+    fn long_chain_drops_without_recursion() {
+        let mut chain = None;
+        for i in 0..1_000_000 {
+            chain = Some(Box::new(Entry {
+                key: key(i).into(),
+                value: i,
+                next: chain,
+            }));
+        }
+        let mut d: Dict<u64> = Dict::new();
+        d.tables[0] = alloc_buckets(INITIAL_BUCKETS);
+        d.tables[0][0] = chain;
+        d.used[0] = 1_000_000;
+        drop(d);
+    }
+
+    #[test]
+    fn take_all_leaves_empty_and_drops_elsewhere() {
+        let mut d = Dict::new();
+        (0..10_000).for_each(|i| _ = d.insert(&key(i), i));
+        assert!(d.is_rehashing());
+        let taken = d.take_all();
+        assert!(d.is_empty() && d.bucket_count() == 0 && !d.is_rehashing());
+        assert_eq!(taken.len(), 10_000);
+        assert_eq!(taken.get(&key(42)), Some(&42));
+        std::thread::spawn(move || drop(taken)).join().unwrap();
+        d.insert(b"x", 1);
+        assert_eq!(d.get(b"x"), Some(&1));
+    }
+
+    #[test]
+    fn next_random_escapes_zero_state() {
+        let mut s = 0;
+        let a = next_random(&mut s);
+        assert_ne!(s, 0);
+        assert_ne!(a, next_random(&mut s));
+    }
 }
