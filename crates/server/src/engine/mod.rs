@@ -1,5 +1,7 @@
 //! Data operations: keyspace, values, expiry. Typed arguments in,
 //! `Result<T, EngineError>` out; no RESP, no sockets.
+pub mod bitmap;
+pub mod bitfield;
 pub mod db;
 pub mod dict;
 pub mod numeric;
