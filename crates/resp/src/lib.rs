@@ -1,1 +1,2 @@
 //! RESP2/RESP3 codec.
+pub mod splitargs;

@@ -1,1 +1,2 @@
 //! Data operations: keyspace, values, expiry. No RESP, no sockets.
+pub mod glob;
