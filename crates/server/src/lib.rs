@@ -1,3 +1,3 @@
 //! Volley server library: everything `volley-server` runs, exposed for tests.
-pub mod engine;
 pub mod config;
+pub mod engine;

@@ -82,8 +82,15 @@ pub enum LogLevel {
 
 impl LogLevel {
     /// Config names, in declaration order.
-    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning", "nothing"];
-    const ALL: [LogLevel; 5] = [Self::Debug, Self::Verbose, Self::Notice, Self::Warning, Self::Nothing];
+    pub const NAMES: &'static [&'static str] =
+        &["debug", "verbose", "notice", "warning", "nothing"];
+    const ALL: [LogLevel; 5] = [
+        Self::Debug,
+        Self::Verbose,
+        Self::Notice,
+        Self::Warning,
+        Self::Nothing,
+    ];
 }
 
 /// `appendfsync`: when the append-only file is fsynced.
@@ -458,7 +465,10 @@ impl Config {
         const BAD: &str = "Bad directive or wrong number of arguments";
         let name = args[0].to_ascii_lowercase();
         let words = || -> Vec<String> {
-            args[1..].iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+            args[1..]
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
         };
         match (name.as_slice(), args.len()) {
             (b"include", 2) => return self.include(&args[1], loader),
@@ -601,7 +611,9 @@ fn parse_value(opt: &Opt, args: &[Vec<u8>]) -> Result<Value, String> {
         _ => return Ok(v),
     };
     if n < min || n > max {
-        return Err(format!("argument must be between {min} and {max} inclusive"));
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
     }
     Ok(v)
 }
@@ -630,9 +642,14 @@ fn parse_single(kind: &Kind, arg: &[u8]) -> Result<(i128, i128, Value), String> 
             ((0, i128::from(*max)), Value::Int(v))
         }
         Kind::Enum(names, listed) => {
-            let found = names.iter().find(|n| n.as_bytes().eq_ignore_ascii_case(arg));
+            let found = names
+                .iter()
+                .find(|n| n.as_bytes().eq_ignore_ascii_case(arg));
             let name = found.ok_or_else(|| {
-                format!("argument(s) must be one of the following: {}", names[..*listed].join(", "))
+                format!(
+                    "argument(s) must be one of the following: {}",
+                    names[..*listed].join(", ")
+                )
             })?;
             (none, Value::Str(name.to_string()))
         }
@@ -716,7 +733,9 @@ impl Config {
         for (i, (name, _)) in pairs.iter().enumerate() {
             let Some(opt) = table::lookup(name) else {
                 let name = String::from_utf8_lossy(name);
-                return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'"));
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                ));
             };
             opts.push(opt);
             if first_err.is_some() {

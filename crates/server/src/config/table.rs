@@ -131,7 +131,7 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("port", Int(0, 65535), "6379", 0, field!(port)),
     opt!("bind", Multi(value::parse_bind), "127.0.0.1 -::1", 0, field!(bind)),
     opt!("unixsocket", Str, "", IMMUTABLE, field!(unixsocket)),
-    opt!("unixsocketperm", Octal(0o777), "0", IMMUTABLE, field!(unixsocketperm)),
+    opt!("unixsocketperm", Octal(0o777), "0", IMMUTABLE, Acc::Field { get: |c| format!("{:o}", c.unixsocketperm), set: |c, v| c.unixsocketperm = u32::from_value(v) }),
     opt!("protected-mode", Bool, "yes", 0, field!(protected_mode)),
     opt!("tcp-backlog", Int(0, INT_MAX), "511", IMMUTABLE, field!(tcp_backlog)),
     opt!("tcp-keepalive", Int(0, INT_MAX), "300", 0, field!(tcp_keepalive)),
@@ -289,6 +289,8 @@ pub(super) const APPENDFSYNCS: &[&str] = super::Appendfsync::NAMES;
 pub(super) fn lookup(name: &[u8]) -> Option<&'static Opt> {
     TABLE.iter().find(|o| {
         o.name.as_bytes().eq_ignore_ascii_case(name)
-            || o.aliases.iter().any(|a| a.as_bytes().eq_ignore_ascii_case(name))
+            || o.aliases
+                .iter()
+                .any(|a| a.as_bytes().eq_ignore_ascii_case(name))
     })
 }

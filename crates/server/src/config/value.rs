@@ -104,7 +104,9 @@ impl Field for Option<Vec<u8>> {
         Some(String::from_value(v).into_bytes()).filter(|s| !s.is_empty())
     }
     fn show(&self) -> String {
-        self.as_deref().map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default()
+        self.as_deref()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .unwrap_or_default()
     }
 }
 
@@ -165,7 +167,10 @@ pub(super) fn parse_int(s: &[u8]) -> Option<i64> {
 /// Redis `memtoull`: digits followed by an optional case-insensitive unit
 /// (`b`, `k`, `kb`, `m`, `mb`, `g`, `gb`; `k` = 1000, `kb` = 1024).
 pub(super) fn parse_mem(s: &[u8]) -> Option<u64> {
-    let split = s.iter().position(|c| !c.is_ascii_digit()).unwrap_or(s.len());
+    let split = s
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let mul: u64 = match unit.to_ascii_lowercase().as_slice() {
         b"" | b"b" => 1,
@@ -190,7 +195,7 @@ pub(super) fn parse_save(args: &[Vec<u8>]) -> Result<Value, String> {
     if args.is_empty() || (args.len() == 1 && args[0].is_empty()) {
         return Ok(Value::Save(Vec::new()));
     }
-    if args.len() % 2 != 0 {
+    if args.len() % 2 == 1 {
         return Err(BAD.into());
     }
     let num = |a: &[u8]| -> Option<i64> { std::str::from_utf8(a).ok()?.parse().ok() };
@@ -221,7 +226,7 @@ pub(super) fn parse_bind(args: &[Vec<u8>]) -> Result<Value, String> {
 
 /// `client-output-buffer-limit <class> <hard> <soft> <soft-seconds> [...]`.
 pub(super) fn parse_limits(args: &[Vec<u8>]) -> Result<Value, String> {
-    if args.is_empty() || args.len() % 4 != 0 {
+    if args.is_empty() || !args.chunks_exact(4).remainder().is_empty() {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut out = Vec::new();
@@ -230,9 +235,13 @@ pub(super) fn parse_limits(args: &[Vec<u8>]) -> Result<Value, String> {
             b"normal" => 0,
             b"replica" | b"slave" => 1,
             b"pubsub" => 2,
-            _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
         };
-        let secs = std::str::from_utf8(&group[3]).ok().and_then(|s| s.parse::<i64>().ok());
+        let secs = std::str::from_utf8(&group[3])
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok());
         match (parse_mem(&group[1]), parse_mem(&group[2]), secs) {
             (Some(hard), Some(soft), Some(secs)) if secs >= 0 => {
                 out.push((class, (hard, soft, secs as u64)))
