@@ -2,6 +2,7 @@
 //! `Result<T, EngineError>` out; no RESP, no sockets.
 pub mod bitmap;
 pub mod bitfield;
+pub mod glob;
 pub mod db;
 pub mod dict;
 pub mod numeric;
