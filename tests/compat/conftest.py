@@ -1,0 +1,76 @@
+"""Shared fixtures and helpers for the client-compatibility tests.
+
+Every test here drives a server with a real, third-party client (netcat,
+redis-rb, Jedis, go-redis, redis-cli, redis-benchmark, redis-py) and asserts
+on what that program prints. The server is volley-server by default; set
+VOLLEY_TEST_TARGET=redis to run the same tests against the real redis-server
+(how the tests themselves were developed and are checked).
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+BUILD = HERE / ".build"          # per-session build outputs (gitignored)
+PASSWORD = "compat-s3cret"
+
+sys.path.insert(0, str(REPO / "tests" / "support"))
+from servers import start_redis, start_volley  # noqa: E402
+
+TARGET = os.environ.get("VOLLEY_TEST_TARGET", "volley")
+if TARGET not in ("volley", "redis"):
+    raise pytest.UsageError(f"VOLLEY_TEST_TARGET must be 'volley' or 'redis', not {TARGET!r}")
+START = start_redis if TARGET == "redis" else start_volley
+
+
+def run(cmd, env=None, timeout=60, input=None, check=True, cwd=None, text=True):
+    """Run a program (argv list, or a string for bash -c) and return the
+    CompletedProcess with stdout/stderr as text (bytes if not text). With check, a non-zero exit
+    fails the test showing both streams. The timeout kills the program."""
+    if isinstance(cmd, str):
+        cmd = ["bash", "-c", cmd]
+    proc = subprocess.run(cmd, env=env, input=input, cwd=cwd, timeout=timeout,
+                          capture_output=True, text=text)
+    if check:
+        assert proc.returncode == 0, (
+            f"{cmd} exited {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}"
+            f"\n--- stderr\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def client_env(srv, **extra):
+    """os.environ plus REDIS_HOST/PORT/ADDR (and REDIS_PASSWORD when the
+    server has one): how the seed programs are told where the server is."""
+    env = dict(os.environ, REDIS_HOST=srv.host, REDIS_PORT=str(srv.port),
+               REDIS_ADDR=f"{srv.host}:{srv.port}", **extra)
+    if getattr(srv, "password", None):
+        env["REDIS_PASSWORD"] = srv.password
+    return env
+
+
+def cli(srv, *args, password=None, timeout=30, **kw):
+    """Run redis-cli against srv with the given arguments."""
+    argv = ["redis-cli", "-h", srv.host, "-p", str(srv.port)]
+    if password:
+        argv += ["-a", password, "--no-auth-warning"]
+    return run(argv + list(args), timeout=timeout, **kw)
+
+
+@pytest.fixture
+def server():
+    """A fresh server without a password."""
+    with START() as srv:
+        srv.password = None
+        yield srv
+
+
+@pytest.fixture
+def auth_server():
+    """A fresh server started with --requirepass PASSWORD (srv.password)."""
+    with START("--requirepass", PASSWORD) as srv:
+        srv.password = PASSWORD
+        yield srv

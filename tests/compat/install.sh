@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Install what the test suite needs: the reference redis-server and its
+# tools, the third-party clients the compat tests drive, and the Python venv.
+# Idempotent and non-interactive: apt-get runs (after one `apt-get update`)
+# only when something is missing; re-running on a ready machine is quick and
+# needs no network.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+COMPAT="$REPO/tests/compat"
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+missing=()
+for pkg in redis-server redis-tools ruby-redis netcat-openbsd strace; do
+    installed "$pkg" || missing+=("$pkg")
+done
+command -v mvn >/dev/null || missing+=(maven)
+command -v javac >/dev/null || missing+=(default-jdk-headless)
+command -v go >/dev/null || missing+=(golang-go)
+command -v python3 >/dev/null || missing+=(python3)
+if [ ! -x "$REPO/.venv/bin/python" ] && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    missing+=(python3-venv)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "install.sh: installing ${missing[*]}"
+    SUDO=()
+    [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
+    "${SUDO[@]}" apt-get update -q
+    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+    if [[ " ${missing[*]} " == *" redis-server "* ]]; then
+        # Debian's package enables and (where services may start) starts a
+        # system redis on port 6379; the tests start their own servers on
+        # free ports, so make sure no stray daemon is left to confuse anyone.
+        if [ -d /run/systemd/system ]; then
+            "${SUDO[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
+        else
+            "${SUDO[@]}" service redis-server stop >/dev/null 2>&1 || true
+        fi
+        if [ -s /run/redis/redis-server.pid ]; then
+            "${SUDO[@]}" kill "$(cat /run/redis/redis-server.pid)" 2>/dev/null || true
+        fi
+    fi
+else
+    echo "install.sh: system packages present"
+fi
+
+# Python venv for pytest and the redis-py / hiredis compat tests.
+[ -x "$REPO/.venv/bin/python" ] || python3 -m venv "$REPO/.venv"
+"$REPO/.venv/bin/pip" install -q --disable-pip-version-check \
+    'pytest>=8' 'redis>=5,<9' 'hiredis>=3'
+
+# Prefetch the Jedis seed's Maven dependencies and the go-redis seed's Go
+# modules so the test session itself can build offline.
+mvn_deps=(mvn -q -B -f "$COMPAT/java/pom.xml" dependency:copy-dependencies
+          "-DoutputDirectory=$COMPAT/.build/java/lib")
+"${mvn_deps[@]}" -o >/dev/null 2>&1 || "${mvn_deps[@]}"
+(cd "$COMPAT/go" && go mod download)
+
+echo "install.sh: done"
