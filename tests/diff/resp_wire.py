@@ -103,7 +103,12 @@ class Conn:
         self.send(cmd)
         return self.read_reply()
 
-    def send_pipeline(self, cmds):
-        """Write all commands in one sendall, then read one reply per command."""
+    def send_pipeline(self, cmds, out=None):
+        """Write all commands in one sendall, then read one reply per command.
+        Replies are appended to `out` as they arrive (if given), so a caller
+        catching an error can tell how many replies came back."""
+        out = [] if out is None else out
         self.sock.sendall(b"".join(encode(c) for c in cmds))
-        return [self.read_reply() for _ in cmds]
+        for _ in cmds:
+            out.append(self.read_reply())
+        return out
