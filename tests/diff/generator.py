@@ -14,6 +14,9 @@ test_differential.py):
   * relative TTLs are many seconds long and pairwise >= 2 s apart, so no key
     expires during a run and GT/LT comparisons never depend on timing;
   * absolute expiry times are either far in the past or far in the future;
+  * SET with a past EXAT/PXAT leaves a logically expired key that redis only
+    reaps lazily or by its timed active-expire cycle (DBSIZE would see it
+    for a random while), so such a SET is followed by EXISTS on that key;
   * no RANDOMKEY/TIME/INFO/CLIENT ID/SCAN; KEYS only with sorted comparison;
   * offsets for SETBIT/SETRANGE/BITFIELD stay small, so nothing allocates
     hundreds of megabytes.
@@ -139,16 +142,25 @@ class Gen:
         return [a for o in opts for a in (o if isinstance(o, list) else [o])]
 
     # ---- sequences ---------------------------------------------------------
-    def one(self, groups=None):
+    def commands(self, groups=None):
+        """Pick one builder and return the command(s) it builds. A builder
+        returns one command (a list of args) or a list of such commands."""
         pool = [wf for g in (groups or DEFAULT_GROUPS) for wf in GROUPS[g]]
         fn = self.rng.choices([f for _, f in pool], weights=[w for w, _ in pool])[0]
-        cmd = [a if isinstance(a, bytes) else str(a).encode() for a in fn(self)]
+        out = fn(self)
+        return [self._encode(c) for c in (out if isinstance(out[0], list) else [out])]
+
+    def _encode(self, cmd):
+        cmd = [a if isinstance(a, bytes) else str(a).encode() for a in cmd]
         if self.chance(0.05):              # command names are case-insensitive
             cmd[0] = bytes(c ^ 0x20 if self.chance(0.5) and chr(c).isalpha() else c for c in cmd[0])
         return cmd
 
     def sequence(self, count, groups=None):
-        return [self.one(groups) for _ in range(count)]
+        seq = []
+        while len(seq) < count:
+            seq += self.commands(groups)
+        return seq[:count]
 
 
 import groups_core  # noqa: E402,F401  (registers the core command groups)

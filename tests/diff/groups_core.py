@@ -4,7 +4,7 @@ plus deliberate errors (wrong arity, unknown commands, bad options).
 Each builder takes a `generator.Gen` and returns one command as a list of
 bytes/str/int. Register new builders with `@command(group, weight)`.
 """
-from generator import command
+from generator import FUTURE_SECS, command
 
 # ---------------------------------------------------------------- strings
 @command("strings", 3)
@@ -26,7 +26,21 @@ def set_(g):
         opts.append("KEEPTTL")
     if g.chance(0.04):      # conflicting or unknown options -> syntax error
         opts.append(g.pick(["NX", "XX", "KEEPTTL", "FOO", g.expiry_opt()]))
-    return ["SET", g.key(), g.value()] + g.shuffled(opts)
+    key = g.key()
+    cmd = ["SET", key, g.value()] + g.shuffled(opts)
+    if any(past_absolute(opt) for opt in opts):
+        return [cmd, ["EXISTS", key]]     # reap the expired key (see generator.py)
+    return cmd
+
+
+def past_absolute(opt):
+    """True for an [EXAT|PXAT, t] option whose time is not in the future."""
+    if not isinstance(opt, list) or opt[0] not in (b"EXAT", b"PXAT"):
+        return False
+    try:
+        return int(opt[1]) < FUTURE_SECS * (1000 if opt[0] == b"PXAT" else 1)
+    except ValueError:
+        return False
 
 
 @command("strings")

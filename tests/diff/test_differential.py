@@ -100,10 +100,10 @@ def run_seed(addr_a, addr_b, seed, count=COUNT, pipeline=False, resp3=False):
     cmds = Gen(seed).sequence(count)
     mode = ("pipe" if pipeline else "seq") + ("+resp3" if resp3 else "")
     ra, rb = [], []
-    with Conn(*addr_a) as a, Conn(*addr_b) as b:
-        _prepare(a, resp3)
-        _prepare(b, resp3)
-        try:
+    try:
+        with Conn(*addr_a) as a, Conn(*addr_b) as b:
+            _prepare(a, resp3)
+            _prepare(b, resp3)
             if pipeline:
                 a.send_pipeline(cmds, ra)
                 b.send_pipeline(cmds, rb)
@@ -115,9 +115,9 @@ def run_seed(addr_a, addr_b, seed, count=COUNT, pipeline=False, resp3=False):
                     rb.append(b.read_reply())
                     if not same_reply(cmd, ra[i], rb[i]):
                         break
-        except (OSError, ValueError) as e:   # ConnectionError, timeout, ProtocolError
-            i = min(len(ra), len(rb))
-            return _report(seed, mode, i, cmds, ra, rb, f"ERROR {type(e).__name__}: {e}")
+    except (OSError, ValueError) as e:   # ConnectionError, timeout, ProtocolError
+        i = min(len(ra), len(rb), len(cmds) - 1)
+        return _report(seed, mode, i, cmds, ra, rb, f"ERROR {type(e).__name__}: {e}")
     for i, cmd in enumerate(cmds[:len(rb)]):
         if not same_reply(cmd, ra[i], rb[i]):
             return _report(seed, mode, i, cmds, ra, rb)
