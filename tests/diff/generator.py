@@ -5,9 +5,11 @@ commands (lists of bytes) that must produce identical replies on any two
 correct Redis 7.0 implementations. Everything is a pure function of the seed.
 
 Commands come from pluggable groups: `GROUPS[name]` is a list of
-`(weight, fn)` where `fn(g: Gen) -> list` builds one command. Add a data type
-by writing functions decorated with `@command("lists")` etc. in a new module
-(or here) and listing the group in `DEFAULT_GROUPS` or passing `groups=`.
+`(weight, fn)` where `fn(g: Gen)` builds one command (a list of args) or a
+short list of commands that must run back to back (e.g. MULTI ... EXEC).
+To add a data type, write `groups_lists.py` with builders decorated
+`@command("lists")` and import it at the bottom of this file. By default a
+sequence draws from every registered group; `groups=[...]` restricts it.
 
 Determinism rules the generators follow (see also the TTL normalizer in
 test_differential.py):
@@ -25,7 +27,6 @@ import random
 from collections import defaultdict
 
 GROUPS = defaultdict(list)
-DEFAULT_GROUPS = ["strings", "bitmaps", "keys", "connection", "errors"]
 
 
 def command(group, weight=1.0):
@@ -145,7 +146,11 @@ class Gen:
     def commands(self, groups=None):
         """Pick one builder and return the command(s) it builds. A builder
         returns one command (a list of args) or a list of such commands."""
-        pool = [wf for g in (groups or DEFAULT_GROUPS) for wf in GROUPS[g]]
+        groups = groups or list(GROUPS)
+        unknown = [g for g in groups if g not in GROUPS]
+        if unknown:
+            raise ValueError(f"unknown command group(s) {unknown}; known: {list(GROUPS)}")
+        pool = [wf for g in groups for wf in GROUPS[g]]
         fn = self.rng.choices([f for _, f in pool], weights=[w for w, _ in pool])[0]
         out = fn(self)
         return [self._encode(c) for c in (out if isinstance(out[0], list) else [out])]

@@ -12,7 +12,8 @@ This module owns running sequences on two servers and comparing replies:
 
 Env: VOLLEY_TEST_TARGET=redis makes side B a second redis-server (validates
 the harness: any mismatch then means the generator is nondeterministic).
-DIFF_SEEDS / DIFF_COUNT override the number of seeds / commands per seed.
+DIFF_SEEDS / DIFF_COUNT override the number of seeds / commands per seed;
+DIFF_GROUPS=strings,keys restricts the command groups (default: all).
 """
 import argparse
 import os
@@ -27,6 +28,7 @@ from resp_wire import Conn, reply_end  # noqa: E402
 
 N_SEEDS = int(os.environ.get("DIFF_SEEDS", "40"))
 COUNT = int(os.environ.get("DIFF_COUNT", "300"))
+GROUPS = [g for g in os.environ.get("DIFF_GROUPS", "").split(",") if g] or None
 RESP3_SEEDS = [10_000 + i for i in range(4)]
 HISTORY = 5
 
@@ -95,9 +97,9 @@ def _prepare(conn, resp3):
     assert ok == b"+OK\r\n", f"FLUSHALL failed: {_clip(ok)}"
 
 
-def run_seed(addr_a, addr_b, seed, count=COUNT, pipeline=False, resp3=False):
+def run_seed(addr_a, addr_b, seed, count=COUNT, pipeline=False, resp3=False, groups=GROUPS):
     """Run one seed on fresh connections; return None or a failure report."""
-    cmds = Gen(seed).sequence(count)
+    cmds = Gen(seed).sequence(count, groups)
     mode = ("pipe" if pipeline else "seq") + ("+resp3" if resp3 else "")
     ra, rb = [], []
     try:
@@ -183,7 +185,7 @@ def main(argv=None):
     p.add_argument("--print", action="store_true", help="only print the command sequence")
     args = p.parse_args(argv)
     if args.print:
-        for i, cmd in enumerate(Gen(args.seed).sequence(args.count)):
+        for i, cmd in enumerate(Gen(args.seed).sequence(args.count, GROUPS)):
             print(i, cmd)
         return 0
     report = run_seed((args.host, args.port_a), (args.host, args.port_b), args.seed,
