@@ -13,8 +13,9 @@ sequence draws from every registered group; `groups=[...]` restricts it.
 
 Determinism rules the generators follow (see also the TTL normalizer in
 test_differential.py):
-  * relative TTLs are many seconds long and pairwise >= 2 s apart, so no key
-    expires during a run and GT/LT comparisons never depend on timing;
+  * relative TTLs are >= 10 minutes and pairwise >= 59 s apart, so no key
+    expires during a run and (for runs under ~a minute) GT/LT comparisons
+    never depend on timing;
   * absolute expiry times are either far in the past or far in the future;
   * SET with a past EXAT/PXAT leaves a logically expired key that redis only
     reaps lazily or by its timed active-expire cycle (DBSIZE would see it
@@ -109,7 +110,7 @@ class Gen:
     # ---- expiry helpers (see determinism rules above) -----------------------
     def rel_secs(self):
         while True:
-            s = self.rng.randrange(100, 100000) * 3
+            s = self.rng.randrange(10, 20000) * 60
             if s not in self._used_ttl:
                 self._used_ttl.add(s)
                 return s
