@@ -119,6 +119,9 @@ impl EventLoop {
                 self.cron(now);
             }
             self.flush_all();
+            for slot in std::mem::take(&mut self.srv.pending_kills) {
+                self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
+            }
             self.close_pending();
             if let Some(sig) = signals::take() {
                 crate::log_at!(Warning, "Received {sig} scheduling shutdown...");

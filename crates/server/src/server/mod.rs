@@ -184,6 +184,9 @@ pub struct Server {
     pub dirty: u64,
     pub next_client_id: u64,
     pub shutdown: Option<Shutdown>,
+    /// Client slots to disconnect at the end of this turn (CLIENT KILL of
+    /// another client; killing yourself uses `close_after_reply`).
+    pub pending_kills: Vec<usize>,
     /// TCP port actually bound (for INFO when `port 0`-style tests use it).
     pub port: u16,
     pub executable: String,
@@ -209,6 +212,7 @@ impl Server {
             dirty: 0,
             next_client_id: 1,
             shutdown: None,
+            pending_kills: Vec::new(),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
         }

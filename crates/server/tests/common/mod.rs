@@ -1,0 +1,183 @@
+//! Black-box test support: start the real `volley-server` binary on a free
+//! loopback port, talk RESP to it over TCP, and kill it when the test ends.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub use resp::Frame;
+
+/// A running server; killed on drop.
+pub struct TestServer {
+    pub port: u16,
+    pub dir: std::path::PathBuf,
+    child: Child,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl TestServer {
+    /// Start with default test options plus `extra` (Redis-style `--name value`).
+    pub fn start(extra: &[&str]) -> TestServer {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("volley-test-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut args: Vec<String> = ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.push(dir.display().to_string());
+        args.push("--logfile".into());
+        args.push(dir.join("server.log").display().to_string());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let child = Command::new(env!("CARGO_BIN_EXE_volley-server"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn volley-server");
+        let srv = TestServer { port, dir, child };
+        srv.wait_ready();
+        srv
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("volley-server did not listen on {} within 10s; log:\n{}", self.port, self.log());
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Wait up to `timeout` for the process to exit by itself.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A blocking RESP client for tests.
+pub struct Client {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    pub fn connect(port: u16) -> Client {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Client { stream, buf: Vec::new() }
+    }
+
+    /// Send one command and return its decoded reply.
+    pub fn cmd(&mut self, args: &[&str]) -> Frame {
+        let mut out = Vec::new();
+        resp::encode_command(&mut out, args);
+        self.stream.write_all(&out).unwrap();
+        self.read_frame()
+    }
+
+    /// Send one command (binary-safe arguments) and return the raw reply bytes.
+    pub fn raw_cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<u8> {
+        let mut out = Vec::new();
+        resp::encode_command(&mut out, args);
+        self.stream.write_all(&out).unwrap();
+        self.read_raw()
+    }
+
+    /// Send raw bytes (e.g. inline commands or broken protocol).
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    pub fn read_frame(&mut self) -> Frame {
+        loop {
+            if let Some((f, n)) = resp::decode_frame(&self.buf).expect("valid RESP from server") {
+                self.buf.drain(..n);
+                return f;
+            }
+            self.fill();
+        }
+    }
+
+    /// The next reply's exact bytes.
+    pub fn read_raw(&mut self) -> Vec<u8> {
+        loop {
+            if let Some((_, n)) = resp::decode_frame(&self.buf).expect("valid RESP from server") {
+                return self.buf.drain(..n).collect();
+            }
+            self.fill();
+        }
+    }
+
+    fn fill(&mut self) {
+        let mut chunk = [0u8; 65536];
+        let n = self.stream.read(&mut chunk).expect("read reply");
+        assert!(n > 0, "server closed the connection; pending: {:?}", String::from_utf8_lossy(&self.buf));
+        self.buf.extend_from_slice(&chunk[..n]);
+    }
+
+    /// True if the server closed the connection (after any pending replies).
+    pub fn is_closed(&mut self) -> bool {
+        let mut chunk = [0u8; 1024];
+        matches!(self.stream.read(&mut chunk), Ok(0) | Err(_))
+    }
+}
+
+/// Shorthands for expected replies.
+pub fn bulk(s: &str) -> Frame {
+    Frame::Bulk(s.as_bytes().to_vec())
+}
+pub fn simple(s: &str) -> Frame {
+    Frame::Simple(s.as_bytes().to_vec())
+}
+pub fn err(s: &str) -> Frame {
+    Frame::Error(s.as_bytes().to_vec())
+}
+pub fn int(i: i64) -> Frame {
+    Frame::Integer(i)
+}
+pub fn ok() -> Frame {
+    simple("OK")
+}
+pub fn arr(items: Vec<Frame>) -> Frame {
+    Frame::Array(items)
+}
