@@ -1,0 +1,148 @@
+//! Request parser tests: frames split at every byte boundary, Redis's
+//! protocol errors and limits, and random/mutated input never panicking.
+use proptest::prelude::*;
+use resp::request::{Limits, Parsed};
+use resp::{Args, RequestParser};
+
+/// Feed `input` in two pieces split at `cut`, the way a socket might deliver
+/// it, and collect every command's arguments.
+fn parse_split(input: &[u8], cut: usize) -> Result<Vec<Vec<Vec<u8>>>, String> {
+    let mut parser = RequestParser::new();
+    let mut args = Args::default();
+    let mut buf: Vec<u8> = input[..cut].to_vec();
+    let mut fed = cut;
+    let mut out = Vec::new();
+    loop {
+        match parser.parse(&buf, &mut args, Limits::default()).map_err(|e| e.0)? {
+            Parsed::Frame(n) => {
+                out.push((0..args.len()).map(|i| args.get(&buf, i).to_vec()).collect());
+                buf.drain(..n);
+            }
+            Parsed::Incomplete { .. } => {
+                if fed == input.len() {
+                    return Ok(out);
+                }
+                buf.extend_from_slice(&input[fed..]);
+                fed = input.len();
+            }
+        }
+    }
+}
+
+fn words(cmds: &[&[&str]]) -> Vec<Vec<Vec<u8>>> {
+    cmds.iter().map(|c| c.iter().map(|w| w.as_bytes().to_vec()).collect()).collect()
+}
+
+#[test]
+fn every_split_point_gives_the_same_commands() {
+    let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\nPING\r\n*1\r\n$4\r\nPING\r\ninline \"a b\" 'c'\r\n*0\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n";
+    let want = words(&[&["SET", "k", "hello"], &["PING"], &["PING"], &["inline", "a b", "c"], &[], &["ECHO", ""]]);
+    for cut in 0..=input.len() {
+        assert_eq!(parse_split(input, cut).unwrap(), want, "split at {cut}");
+    }
+}
+
+#[test]
+fn binary_payloads_are_taken_by_length() {
+    let mut input = b"*2\r\n$4\r\nECHO\r\n$6\r\n".to_vec();
+    input.extend_from_slice(b"a\r\n\0\xffb\r\n");
+    for cut in 0..=input.len() {
+        assert_eq!(parse_split(&input, cut).unwrap(), vec![vec![b"ECHO".to_vec(), b"a\r\n\0\xffb".to_vec()]]);
+    }
+}
+
+#[test]
+fn protocol_errors_use_redis_wording() {
+    let cases: &[(&[u8], &str)] = &[
+        (b"*x\r\n", "invalid multibulk length"),
+        (b"*3000000000\r\n", "invalid multibulk length"),
+        (b"*1\r\n+PING\r\n", "expected '$', got '+'"),
+        (b"*1\r\n$-1\r\n", "invalid bulk length"),
+        (b"*1\r\n$abc\r\n", "invalid bulk length"),
+        (b"*1\r\n$600000000\r\n", "invalid bulk length"),
+        (b"SET \"k v\r\n", "unbalanced quotes in request"),
+    ];
+    for (input, want) in cases {
+        let got = parse_split(input, input.len()).unwrap_err();
+        assert_eq!(&got, want, "input {:?}", String::from_utf8_lossy(input));
+    }
+}
+
+#[test]
+fn oversized_lines_are_rejected_not_buffered_forever() {
+    let long_inline = vec![b'a'; 70 * 1024];
+    assert_eq!(parse_split(&long_inline, long_inline.len()).unwrap_err(), "too big inline request");
+    let mut mbulk = b"*".to_vec();
+    mbulk.extend(vec![b'1'; 70 * 1024]);
+    assert_eq!(parse_split(&mbulk, mbulk.len()).unwrap_err(), "too big mbulk count string");
+}
+
+#[test]
+fn unauthenticated_clients_get_small_limits() {
+    let lim = Limits { auth_required: true, ..Limits::default() };
+    let mut p = RequestParser::new();
+    let mut args = Args::default();
+    let err = p.parse(b"*11\r\n", &mut args, lim).unwrap_err();
+    assert_eq!(err.0, "unauthenticated multibulk length");
+    let mut p = RequestParser::new();
+    let err = p.parse(b"*1\r\n$16385\r\n", &mut args, lim).unwrap_err();
+    assert_eq!(err.0, "unauthenticated bulk length");
+}
+
+#[test]
+fn a_huge_argument_count_is_scanned_once() {
+    // 200k arguments arriving in 1 KiB reads: the parser resumes instead of
+    // rescanning, so this stays fast (quadratic rescans would take minutes).
+    let n = 200_000;
+    let mut input = format!("*{n}\r\n").into_bytes();
+    for _ in 0..n {
+        input.extend_from_slice(b"$1\r\nx\r\n");
+    }
+    let mut parser = RequestParser::new();
+    let mut args = Args::default();
+    let mut end = 0;
+    let done = loop {
+        end = (end + 1024).min(input.len());
+        if let Parsed::Frame(k) = parser.parse(&input[..end], &mut args, Limits::default()).unwrap() {
+            break k;
+        }
+    };
+    assert_eq!(done, input.len());
+    assert_eq!(args.len(), n);
+}
+
+proptest! {
+    #[test]
+    fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..512), cut in 0usize..512) {
+        let cut = cut.min(data.len());
+        let _ = parse_split(&data, cut);
+    }
+
+    #[test]
+    fn mutated_commands_never_panic(
+        cmds in proptest::collection::vec(proptest::collection::vec("[a-z0-9 ]{0,12}", 1..5), 1..5),
+        flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
+    ) {
+        let mut input = Vec::new();
+        for c in &cmds {
+            resp::encode_command(&mut input, c);
+        }
+        for (pos, byte) in flips {
+            let i = pos % input.len();
+            input[i] = byte;
+        }
+        for cut in [0, input.len() / 2, input.len()] {
+            let _ = parse_split(&input, cut);
+        }
+    }
+
+    #[test]
+    fn encoded_commands_round_trip(cmds in proptest::collection::vec(proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..20), 1..6), 1..6), cut in 0usize..400) {
+        let mut input = Vec::new();
+        for c in &cmds {
+            resp::encode_command(&mut input, c);
+        }
+        let got = parse_split(&input, cut.min(input.len())).unwrap();
+        prop_assert_eq!(got, cmds);
+    }
+}

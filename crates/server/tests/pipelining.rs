@@ -1,0 +1,184 @@
+//! The request path under pipelining: ordered replies for one big write, a
+//! protocol error that closes only its own connection, one write syscall per
+//! batch (counted with strace), maxclients, and many idle connections.
+mod common;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+/// `n` ECHO commands carrying their index, as one buffer.
+fn echo_pipeline(n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        resp::encode_command(&mut out, &["ECHO", &i.to_string()]);
+    }
+    out
+}
+
+#[test]
+fn one_write_of_many_commands_gets_every_reply_in_order() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let n = 50_000;
+    let req = echo_pipeline(n);
+    let mut writer = c.stream.try_clone().unwrap();
+    let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
+    for i in 0..n {
+        assert_eq!(c.read_frame(), bulk(&i.to_string()), "reply {i} out of order");
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn inline_and_multibulk_mix() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    c.send(b"PING\r\nECHO \"a b\"\r\n*2\r\n$4\r\nECHO\r\n$1\r\nc\r\n\r\nPING x\n");
+    assert_eq!(c.read_frame(), simple("PONG"));
+    assert_eq!(c.read_frame(), bulk("a b"));
+    assert_eq!(c.read_frame(), bulk("c"));
+    assert_eq!(c.read_frame(), bulk("x"));
+}
+
+#[test]
+fn protocol_error_closes_only_that_connection() {
+    let srv = TestServer::start(&[]);
+    let mut bystander = srv.client();
+    assert_eq!(bystander.cmd(&["PING"]), simple("PONG"));
+    let cases: &[(&[u8], &str)] = &[
+        (b"PING\r\n*1\r\n$abc\r\n", "ERR Protocol error: invalid bulk length"),
+        (b"PING\r\n*x\r\n", "ERR Protocol error: invalid multibulk length"),
+        (b"PING\r\n*1\r\n:1\r\n", "ERR Protocol error: expected '$', got ':'"),
+        (b"PING\r\nECHO \"unbalanced\r\n", "ERR Protocol error: unbalanced quotes in request"),
+    ];
+    for (input, want) in cases {
+        let mut c = srv.client();
+        c.send(input);
+        assert_eq!(c.read_frame(), simple("PONG"), "commands before the error still run");
+        assert_eq!(c.read_frame(), err(want));
+        assert!(c.is_closed(), "connection must close after {want}");
+        assert_eq!(bystander.cmd(&["ECHO", "still here"]), bulk("still here"));
+    }
+}
+
+#[test]
+fn big_bulk_over_proto_max_bulk_len_is_refused() {
+    let srv = TestServer::start(&["--proto-max-bulk-len", "1mb"]);
+    let mut c = srv.client();
+    c.send(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n");
+    assert_eq!(c.read_frame(), err("ERR Protocol error: invalid bulk length"));
+    assert!(c.is_closed());
+}
+
+#[test]
+fn query_buffer_limit_closes_with_a_log_line() {
+    let srv = TestServer::start(&["--client-query-buffer-limit", "1mb", "--loglevel", "verbose"]);
+    let mut c = srv.client();
+    // A 4 MB argument is within proto-max-bulk-len but over the query limit.
+    c.send(b"*2\r\n$4\r\nECHO\r\n$4000000\r\n");
+    c.send(&vec![b'x'; 2_000_000]);
+    assert!(c.is_closed());
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(srv.log().contains("client-query-buffer-limit"), "log: {}", srv.log());
+}
+
+#[test]
+fn maxclients_rejects_with_redis_error() {
+    let srv = TestServer::start(&["--maxclients", "3"]);
+    // Let the server notice the harness's readiness probe has gone.
+    std::thread::sleep(Duration::from_millis(200));
+    let mut keep: Vec<Client> = (0..3).map(|_| srv.client()).collect();
+    for c in &mut keep {
+        assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+    }
+    let mut extra = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    extra.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut got = String::new();
+    extra.read_to_string(&mut got).unwrap();
+    assert_eq!(got, "-ERR max number of clients reached\r\n");
+    drop(keep.pop());
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(srv.client().cmd(&["PING"]), simple("PONG"));
+}
+
+#[test]
+fn thousands_of_idle_connections_and_a_pipelined_load() {
+    let srv = TestServer::start(&["--maxclients", "10000"]);
+    raise_own_fd_limit(12_000);
+    let idle: Vec<std::net::TcpStream> =
+        (0..5000).map(|_| std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap()).collect();
+    let mut c = srv.client();
+    c.send(&echo_pipeline(10_000));
+    for i in 0..10_000 {
+        assert_eq!(c.read_frame(), bulk(&i.to_string()));
+    }
+    // Every idle connection is still served.
+    for (i, mut s) in idle.into_iter().enumerate().step_by(499) {
+        s.write_all(b"PING\r\n").unwrap();
+        let mut buf = [0u8; 7];
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"+PONG\r\n", "idle connection {i}");
+    }
+}
+
+fn raise_own_fd_limit(n: u64) {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: plain syscalls on a stack struct.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = n.min(lim.rlim_max);
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+    }
+}
+
+/// strace's `-c` summary: calls per syscall name.
+fn strace_counts(summary: &str) -> std::collections::HashMap<String, u64> {
+    let mut m = std::collections::HashMap::new();
+    for line in summary.lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        // "% time seconds usecs/call calls [errors] syscall"
+        if cols.len() >= 5 && cols[0].parse::<f64>().is_ok() {
+            if let (Some(name), Ok(calls)) = (cols.last(), cols[3].parse::<u64>()) {
+                m.insert(name.to_string(), calls);
+            }
+        }
+    }
+    m
+}
+
+#[test]
+fn hundred_thousand_pipelined_pings_cost_few_syscalls() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+    let out = srv.dir.join("strace.txt");
+    let mut tracer = Command::new("strace")
+        .args(["-c", "-f", "-o"])
+        .arg(&out)
+        .args(["-p", &srv.pid().to_string()])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("strace must be installed (tests/compat/install.sh installs it)");
+    std::thread::sleep(Duration::from_millis(500)); // let strace attach
+    let n = 100_000;
+    let req = b"PING\r\n".repeat(n);
+    let mut writer = c.stream.try_clone().unwrap();
+    let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
+    let mut got = vec![0u8; n * 7];
+    c.stream.read_exact(&mut got).unwrap();
+    t.join().unwrap();
+    assert!(got.chunks(7).all(|r| r == b"+PONG\r\n"));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
+    tracer.wait().unwrap();
+    let counts = strace_counts(&std::fs::read_to_string(&out).unwrap());
+    let writes: u64 = ["write", "writev", "sendto", "sendmsg"].iter().filter_map(|s| counts.get(*s)).sum();
+    let reads: u64 = ["read", "readv", "recvfrom", "recvmsg"].iter().filter_map(|s| counts.get(*s)).sum();
+    eprintln!("100k pipelined PINGs: {writes} write calls, {reads} read calls ({counts:?})");
+    assert!(writes > 0, "strace saw no writes: {counts:?}");
+    assert!(writes < n as u64 / 100, "{writes} writes for {n} commands");
+    assert!(reads < n as u64 / 100, "{reads} reads for {n} commands");
+}
