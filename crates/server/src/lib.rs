@@ -1,6 +1,7 @@
 //! Volley server library: everything `volley-server` runs, exposed for tests.
 pub mod commands;
 pub mod config;
+pub mod daemon;
 pub mod dispatch;
 pub mod engine;
 pub mod log;

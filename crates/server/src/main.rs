@@ -25,6 +25,18 @@ fn main() -> ExitCode {
         eprintln!("Can't open the log file: {e}");
         return ExitCode::FAILURE;
     }
+    if config.daemonize {
+        if let Err(e) = volley::daemon::daemonize() {
+            eprintln!("Can't daemonize: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let pidfile = if config.daemonize && config.pidfile.is_empty() {
+        "/var/run/redis_6379.pid".to_string()
+    } else {
+        config.pidfile.clone()
+    };
+    let _pidfile = volley::daemon::PidFile::create(&pidfile);
     match volley::run(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

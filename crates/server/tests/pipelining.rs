@@ -182,3 +182,52 @@ fn hundred_thousand_pipelined_pings_cost_few_syscalls() {
     assert!(writes < n as u64 / 100, "{writes} writes for {n} commands");
     assert!(reads < n as u64 / 100, "{reads} reads for {n} commands");
 }
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// DESIGN §2: a client that writes its whole pipeline before reading gets
+/// every reply while server memory stays bounded (scaled down from the
+/// benchmark's 2M GETs; the small spill threshold exercises the disk path).
+#[test]
+fn never_reading_client_stays_bounded_and_gets_every_reply() {
+    let srv = TestServer::start(&["--pipeline-input-spill", "1mb", "--pipeline-output-pause", "256kb"]);
+    let mut c = srv.client();
+    let value = "v".repeat(1024);
+    assert_eq!(c.cmd(&["SET", "k", &value]), ok());
+    let base = rss_kib(srv.pid());
+    let n = 200_000; // 4.4 MB of requests, 200 MB of replies
+    let mut req = Vec::new();
+    for i in 0..n {
+        if i % 10_000 == 0 {
+            resp::encode_command(&mut req, &["ECHO", &i.to_string()]);
+        }
+        resp::encode_command(&mut req, &["GET", "k"]);
+    }
+    let mut writer = c.stream.try_clone().unwrap();
+    let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
+    // Not one byte read until the writer is done: it must not block forever.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut peak = base;
+    while !t.is_finished() {
+        assert!(std::time::Instant::now() < deadline, "client writes blocked: server stopped reading");
+        peak = peak.max(rss_kib(srv.pid()));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.join().unwrap();
+    for i in 0..n {
+        if i % 10_000 == 0 {
+            assert_eq!(c.read_frame(), bulk(&i.to_string()), "marker {i} out of order");
+        }
+        assert_eq!(c.read_frame(), bulk(&value));
+        if i % 20_000 == 0 {
+            peak = peak.max(rss_kib(srv.pid()));
+        }
+    }
+    let growth_mib = (peak - base) / 1024;
+    eprintln!("never-reading client: peak server RSS growth {growth_mib} MiB for 200 MB of replies");
+    assert!(growth_mib < 48, "server RSS grew {growth_mib} MiB");
+}
