@@ -23,6 +23,10 @@ pub fn run(config: Config) -> std::io::Result<()> {
     let mut ev = net::EventLoop::bind(srv)?;
     let ports = ev.local_ports();
     log_at!(Notice, "Server initialized");
-    log_at!(Notice, "Ready to accept connections tcp (port {})", ports.first().copied().unwrap_or(0));
+    log_at!(
+        Notice,
+        "Ready to accept connections tcp (port {})",
+        ports.first().copied().unwrap_or(0)
+    );
     ev.run()
 }

@@ -11,13 +11,83 @@ pub const REDIS_VERSION: &str = "7.0.15";
 const NONE: (i32, i32, i32) = (0, 0, 0);
 
 static SPECS: [CommandSpec; 7] = [
-    spec!("ping", -1, FAST | SENTINEL, NONE, ping, "connection", "1.0.0", "Returns the server's liveliness response.", ["fast", "connection"]),
-    spec!("echo", 2, FAST, NONE, echo, "connection", "1.0.0", "Returns the given string.", ["fast", "connection"]),
-    spec!("quit", -1, ALLOW_BUSY | NO_AUTH | FAST | LOADING | STALE, NONE, quit, "connection", "1.0.0", "Closes the connection.", ["fast", "connection"]),
-    spec!("select", 2, LOADING | STALE | FAST, NONE, select, "connection", "1.0.0", "Changes the selected database.", ["fast", "connection"]),
-    spec!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NONE, auth, "connection", "1.0.0", "Authenticates the connection.", ["fast", "connection"]),
-    spec!("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NONE, hello, "connection", "6.0.0", "Handshakes with the Redis server.", ["fast", "connection"]),
-    spec!("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NONE, reset, "connection", "6.2.0", "Resets the connection.", ["fast", "connection"]),
+    spec!(
+        "ping",
+        -1,
+        FAST | SENTINEL,
+        NONE,
+        ping,
+        "connection",
+        "1.0.0",
+        "Returns the server's liveliness response.",
+        ["fast", "connection"]
+    ),
+    spec!(
+        "echo",
+        2,
+        FAST,
+        NONE,
+        echo,
+        "connection",
+        "1.0.0",
+        "Returns the given string.",
+        ["fast", "connection"]
+    ),
+    spec!(
+        "quit",
+        -1,
+        ALLOW_BUSY | NO_AUTH | FAST | LOADING | STALE,
+        NONE,
+        quit,
+        "connection",
+        "1.0.0",
+        "Closes the connection.",
+        ["fast", "connection"]
+    ),
+    spec!(
+        "select",
+        2,
+        LOADING | STALE | FAST,
+        NONE,
+        select,
+        "connection",
+        "1.0.0",
+        "Changes the selected database.",
+        ["fast", "connection"]
+    ),
+    spec!(
+        "auth",
+        -2,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        NONE,
+        auth,
+        "connection",
+        "1.0.0",
+        "Authenticates the connection.",
+        ["fast", "connection"]
+    ),
+    spec!(
+        "hello",
+        -1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        NONE,
+        hello,
+        "connection",
+        "6.0.0",
+        "Handshakes with the Redis server.",
+        ["fast", "connection"]
+    ),
+    spec!(
+        "reset",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        NONE,
+        reset,
+        "connection",
+        "6.2.0",
+        "Resets the connection.",
+        ["fast", "connection"]
+    ),
 ];
 
 pub fn register(r: &mut Registry) {
@@ -28,7 +98,9 @@ fn ping(ctx: &mut Ctx, argv: &Argv) {
     match argv.len() {
         1 => ctx.r.raw(b"+PONG\r\n"),
         2 => ctx.r.bulk(argv.get(1)),
-        _ => ctx.r.error("ERR wrong number of arguments for 'ping' command"),
+        _ => ctx
+            .r
+            .error("ERR wrong number of arguments for 'ping' command"),
     }
 }
 
@@ -42,7 +114,9 @@ fn quit(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 fn select(ctx: &mut Ctx, argv: &Argv) {
-    let Some(i) = parse_i64(argv.get(1)) else { return ctx.not_integer() };
+    let Some(i) = parse_i64(argv.get(1)) else {
+        return ctx.not_integer();
+    };
     if i < 0 || i as usize >= ctx.srv.keyspace.dbs.len() {
         return ctx.r.error("ERR DB index is out of range");
     }
@@ -63,7 +137,11 @@ fn auth(ctx: &mut Ctx, argv: &Argv) {
     if argv.len() > 3 {
         return ctx.syntax_error();
     }
-    let (user, pass) = if argv.len() == 3 { (argv.get(1), argv.get(2)) } else { (&b"default"[..], argv.get(1)) };
+    let (user, pass) = if argv.len() == 3 {
+        (argv.get(1), argv.get(2))
+    } else {
+        (&b"default"[..], argv.get(1))
+    };
     if argv.len() == 2 && ctx.srv.config.requirepass.is_none() {
         return ctx.r.error(
             "ERR AUTH <password> called without any password configured for the default user. \
@@ -74,7 +152,8 @@ fn auth(ctx: &mut Ctx, argv: &Argv) {
         ctx.client().authenticated = true;
         ctx.r.ok();
     } else {
-        ctx.r.error("WRONGPASS invalid username-password pair or user is disabled.");
+        ctx.r
+            .error("WRONGPASS invalid username-password pair or user is disabled.");
     }
 }
 
@@ -88,8 +167,14 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
     let mut i = 1;
     if argv.len() >= 2 {
         match parse_i64(argv.get(1)) {
-            None => return ctx.r.error("ERR Protocol version is not an integer or out of range"),
-            Some(v) if !(2..=3).contains(&v) => return ctx.r.error("NOPROTO unsupported protocol version"),
+            None => {
+                return ctx
+                    .r
+                    .error("ERR Protocol version is not an integer or out of range")
+            }
+            Some(v) if !(2..=3).contains(&v) => {
+                return ctx.r.error("NOPROTO unsupported protocol version")
+            }
             Some(v) => proto = Some(v as u8),
         }
         i = 2;
@@ -99,7 +184,9 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
         let more = argv.len() - i - 1;
         if argv.is(i, "auth") && more >= 2 {
             if !credentials_ok(ctx, argv.get(i + 1), argv.get(i + 2)) {
-                return ctx.r.error("WRONGPASS invalid username-password pair or user is disabled.");
+                return ctx
+                    .r
+                    .error("WRONGPASS invalid username-password pair or user is disabled.");
             }
             ctx.client().authenticated = true;
             i += 3;
@@ -108,7 +195,9 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
             i += 2;
         } else {
             let opt = String::from_utf8_lossy(argv.get(i)).into_owned();
-            return ctx.r.error(&format!("ERR Syntax error in HELLO option '{opt}'"));
+            return ctx
+                .r
+                .error(&format!("ERR Syntax error in HELLO option '{opt}'"));
         }
     }
     if !ctx.client().authenticated {
@@ -120,7 +209,9 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
     }
     if let Some(name) = setname {
         if !valid_client_name(name) {
-            return ctx.r.error("ERR Client names cannot contain spaces, newlines or special characters.");
+            return ctx
+                .r
+                .error("ERR Client names cannot contain spaces, newlines or special characters.");
         }
         ctx.client().name = (!name.is_empty()).then(|| name.to_vec());
     }

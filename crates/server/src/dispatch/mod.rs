@@ -103,7 +103,10 @@ impl<'a> Ctx<'a> {
         &mut self.srv.keyspace.dbs[self.db]
     }
     pub fn client(&mut self) -> &mut ClientInfo {
-        self.srv.clients.get_mut(self.cid).expect("calling client is registered")
+        self.srv
+            .clients
+            .get_mut(self.cid)
+            .expect("calling client is registered")
     }
     /// Record a change to the dataset (INFO `rdb_changes_since_last_save`).
     pub fn dirty(&mut self, n: u64) {
@@ -120,14 +123,22 @@ impl<'a> Ctx<'a> {
 /// Run one command line for client `cid`, appending its reply to `out`.
 pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now: i64) {
     use crate::server::ReplyMode;
-    let Some(client) = srv.clients.get_mut(cid) else { return };
+    let Some(client) = srv.clients.get_mut(cid) else {
+        return;
+    };
     let resp3 = client.resp == 3;
     let db = client.db;
     if client.reply_mode == ReplyMode::SkipNext {
         client.reply_mode = ReplyMode::Skipping;
     }
     let reply_start = out.len();
-    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now };
+    let mut ctx = Ctx {
+        srv,
+        r: Reply::new(out, resp3),
+        cid,
+        db,
+        now,
+    };
     match ctx.srv.registry.lookup(argv) {
         registry::Lookup::Rejected(msg) => ctx.r.error(&msg),
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
@@ -135,7 +146,9 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
     let errors = ctx.r.errors as u64;
     ctx.srv.stats.error_replies += errors;
     ctx.srv.stats.commands_processed += 1;
-    let Some(client) = ctx.srv.clients.get_mut(cid) else { return };
+    let Some(client) = ctx.srv.clients.get_mut(cid) else {
+        return;
+    };
     match client.reply_mode {
         ReplyMode::On => {}
         ReplyMode::Off => ctx.r.truncate(reply_start),

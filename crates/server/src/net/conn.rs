@@ -53,6 +53,8 @@ pub struct Conn {
     pub read_more: bool,
     /// Queued in the loop's flush list this turn.
     pub flush_queued: bool,
+    /// WRITABLE interest is registered (a write was partial).
+    pub write_registered: bool,
     soft_limit_since: Option<Instant>,
 }
 
@@ -72,6 +74,7 @@ impl Conn {
             paused: false,
             read_more: false,
             flush_queued: false,
+            write_registered: false,
             soft_limit_since: None,
         }
     }
@@ -97,7 +100,8 @@ impl Conn {
         let mut total = 0;
         while total < READ_CAP && !self.eof {
             let in_mem = self.in_end - self.in_start;
-            let spilling = self.spill.is_some() || (self.paused && in_mem as u64 >= srv.config.pipeline_input_spill);
+            let spilling = self.spill.is_some()
+                || (self.paused && in_mem as u64 >= srv.config.pipeline_input_spill);
             let got = if spilling {
                 let n = read_some(&mut self.stream, scratch)?;
                 if let Some(n) = n.filter(|&n| n > 0) {
@@ -113,7 +117,14 @@ impl Conn {
             match got {
                 None => return Ok(total),
                 Some(0) => self.eof = true,
-                Some(n) => total += n,
+                Some(n) => {
+                    total += n;
+                    // A short read drained the socket; data arriving later raises
+                    // a new edge, so skip the read that would only say EAGAIN.
+                    if n < MIN_READ.min(scratch.len()) {
+                        return Ok(total);
+                    }
+                }
             }
         }
         self.read_more = total >= READ_CAP;
@@ -147,12 +158,16 @@ impl Conn {
 
     /// Move parked input back into memory; false if there was none.
     fn refill_from_spill(&mut self, need: usize) -> io::Result<bool> {
-        let Some(spill) = self.spill.as_mut() else { return Ok(false) };
+        let Some(spill) = self.spill.as_mut() else {
+            return Ok(false);
+        };
         if spill.pending() == 0 {
             self.spill = None;
             return Ok(false);
         }
-        let want = need.saturating_sub(self.in_end - self.in_start).max(256 << 10);
+        let want = need
+            .saturating_sub(self.in_end - self.in_start)
+            .max(256 << 10);
         self.make_room(want);
         let spill = self.spill.as_mut().expect("checked above");
         let n = spill.take(&mut self.input[self.in_end..])?;
@@ -173,7 +188,10 @@ impl Conn {
                 return Ok(());
             }
             self.paused = false;
-            let client = srv.clients.get(cid).expect("connection has a client record");
+            let client = srv
+                .clients
+                .get(cid)
+                .expect("connection has a client record");
             if client.close_after_reply {
                 return Ok(());
             }
@@ -185,20 +203,34 @@ impl Conn {
             match self.parser.parse(frame, &mut self.args, limits) {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {
-                        dispatch::execute(srv, cid, &mut self.out, &Argv::new(frame, &self.args), now);
+                        dispatch::execute(
+                            srv,
+                            cid,
+                            &mut self.out,
+                            &Argv::new(frame, &self.args),
+                            now,
+                        );
                     }
                     self.in_start += n;
                     self.check_output_limits(srv)?;
                 }
                 Ok(Parsed::Incomplete { need_at_least }) => {
-                    if self.refill_from_spill(need_at_least).map_err(|e| Close::Gone(e.to_string()))? {
+                    if self
+                        .refill_from_spill(need_at_least)
+                        .map_err(|e| Close::Gone(e.to_string()))?
+                    {
                         continue;
                     }
                     self.check_query_limit(srv, need_at_least)?;
                     break;
                 }
                 Err(e) => {
-                    crate::log_at!(Verbose, "Protocol error ({}) from client: {}", e.0, client.addr);
+                    crate::log_at!(
+                        Verbose,
+                        "Protocol error ({}) from client: {}",
+                        e.0,
+                        client.addr
+                    );
                     let mut r = dispatch::Reply::new(&mut self.out, false);
                     r.error(&e.reply_text());
                     srv.stats.error_replies += 1;

@@ -49,21 +49,33 @@ impl EventLoop {
                 Ok(a) => a,
                 Err(_) => format!("[{host}]:{}", srv.config.port)
                     .parse()
-                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address {spec}")))?,
+                    .map_err(|_| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("bad bind address {spec}"),
+                        )
+                    })?,
             };
             match listen(addr, srv.config.tcp_backlog) {
                 Ok(l) => listeners.push(l),
                 Err(e) if optional => crate::log_at!(Verbose, "Skipping optional bind {addr}: {e}"),
                 Err(e) => {
-                    return Err(io::Error::new(e.kind(), format!("Could not create server TCP listening socket {addr}: {e}")))
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("Could not create server TCP listening socket {addr}: {e}"),
+                    ))
                 }
             }
         }
         if listeners.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to listen on"));
+            return Err(io::Error::new(
+                io::ErrorKind::AddrNotAvailable,
+                "no address to listen on",
+            ));
         }
         for (i, l) in listeners.iter_mut().enumerate() {
-            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+            poll.registry()
+                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         Ok(EventLoop {
             poll,
@@ -80,7 +92,11 @@ impl EventLoop {
 
     /// Ports actually bound (the first is reported by INFO).
     pub fn local_ports(&self) -> Vec<u16> {
-        self.listeners.iter().filter_map(|l| l.local_addr().ok()).map(|a| a.port()).collect()
+        self.listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .map(|a| a.port())
+            .collect()
     }
 
     /// Serve until SHUTDOWN or SIGTERM/SIGINT.
@@ -120,12 +136,15 @@ impl EventLoop {
             }
             self.flush_all();
             for slot in std::mem::take(&mut self.srv.pending_kills) {
-                self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
+                self.to_close
+                    .push((slot, Close::Gone("killed by CLIENT KILL".into())));
             }
             self.close_pending();
             if let Some(sig) = signals::take() {
                 crate::log_at!(Warning, "Received {sig} scheduling shutdown...");
-                self.srv.shutdown.get_or_insert(crate::server::Shutdown::Default);
+                self.srv
+                    .shutdown
+                    .get_or_insert(crate::server::Shutdown::Default);
             }
             if self.srv.shutdown.is_some() {
                 return self.shutdown();
@@ -158,12 +177,17 @@ impl EventLoop {
 
     fn register(&mut self, stream: TcpStream, peer: SocketAddr, now: i64) -> io::Result<()> {
         stream.set_nodelay(true)?;
-        let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let laddr = stream
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
         let slot = self.conns.insert(Conn::new(stream));
         let conn = self.conns.get_mut(slot).expect("just inserted");
-        // Both interests once, edge-triggered: no epoll_ctl per write later.
-        self.poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE | Interest::WRITABLE)?;
+        // Readable only: with WRITABLE always on, every ACK would wake the loop.
+        self.poll
+            .registry()
+            .register(&mut conn.stream, Token(slot), Interest::READABLE)?;
         let id = self.srv.next_client_id;
         self.srv.next_client_id += 1;
         let authed = self.srv.config.requirepass.is_none();
@@ -174,7 +198,9 @@ impl EventLoop {
     }
 
     fn on_readable(&mut self, slot: usize, now: i64) {
-        let Some(conn) = self.conns.get_mut(slot) else { return };
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
         match conn.fill(&self.srv, &mut self.scratch) {
             Ok(n) => {
                 self.srv.stats.net_input_bytes += n as u64;
@@ -192,20 +218,55 @@ impl EventLoop {
     }
 
     fn on_writable(&mut self, slot: usize, now: i64) {
-        let Some(conn) = self.conns.get_mut(slot) else { return };
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
         if conn.pending_out() == 0 {
             return;
         }
         match conn.flush(&mut self.srv) {
-            Ok(true) if conn.paused => self.execute(slot, now),
-            Ok(_) => {}
+            Ok(true) => {
+                self.want_writable(slot, false);
+                let Some(conn) = self.conns.get_mut(slot) else {
+                    return;
+                };
+                if conn.paused {
+                    self.execute(slot, now);
+                }
+            }
+            Ok(false) => {}
+            Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
+        }
+    }
+
+    /// Switch WRITABLE interest on (after a partial write) or off (drained).
+    fn want_writable(&mut self, slot: usize, on: bool) {
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
+        if conn.write_registered == on {
+            return;
+        }
+        let interest = if on {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        match self
+            .poll
+            .registry()
+            .reregister(&mut conn.stream, Token(slot), interest)
+        {
+            Ok(()) => conn.write_registered = on,
             Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
         }
     }
 
     /// Run the connection's complete commands and queue its replies.
     fn execute(&mut self, slot: usize, now: i64) {
-        let Some(conn) = self.conns.get_mut(slot) else { return };
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
         if let Some(c) = self.srv.clients.get_mut(slot) {
             c.last_interaction_ms = now;
         }
@@ -219,27 +280,37 @@ impl EventLoop {
         }
         let client = self.srv.clients.get(slot);
         let closing = client.is_none_or(|c| c.close_after_reply);
-        if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
-            self.to_close.push((slot, Close::Gone("client closed connection".into())));
+        if (conn.eof && !conn.has_input() && conn.pending_out() == 0)
+            || (closing && conn.pending_out() == 0)
+        {
+            self.to_close
+                .push((slot, Close::Gone("client closed connection".into())));
         }
     }
 
     /// Before sleep: one write per connection with replies.
     fn flush_all(&mut self) {
         for slot in std::mem::take(&mut self.to_flush) {
-            let Some(conn) = self.conns.get_mut(slot) else { continue };
+            let Some(conn) = self.conns.get_mut(slot) else {
+                continue;
+            };
             conn.flush_queued = false;
             match conn.flush(&mut self.srv) {
                 Ok(true) => {
-                    let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
+                    let closing = self
+                        .srv
+                        .clients
+                        .get(slot)
+                        .is_none_or(|c| c.close_after_reply);
                     if closing || (conn.eof && !conn.has_input()) {
-                        self.to_close.push((slot, Close::Gone("closed after reply".into())));
+                        self.to_close
+                            .push((slot, Close::Gone("closed after reply".into())));
                     } else if conn.paused || (conn.has_input() && conn.eof) {
                         self.again.push(slot);
                     }
                 }
-                // The kernel took less: the edge-triggered WRITABLE event resumes us.
-                Ok(false) => {}
+                // The kernel took less: a WRITABLE event resumes us.
+                Ok(false) => self.want_writable(slot, true),
                 Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
             }
         }
@@ -247,7 +318,9 @@ impl EventLoop {
 
     fn close_pending(&mut self) {
         for (slot, why) in std::mem::take(&mut self.to_close) {
-            let Some(mut conn) = self.conns.remove(slot) else { continue };
+            let Some(mut conn) = self.conns.remove(slot) else {
+                continue;
+            };
             let info = self.srv.clients.remove(slot);
             let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
             match why {
@@ -267,7 +340,8 @@ impl EventLoop {
         if timeout_ms > 0 {
             for (slot, c) in self.srv.clients.iter() {
                 if now - c.last_interaction_ms > timeout_ms {
-                    self.to_close.push((slot, Close::Gone("idle timeout".into())));
+                    self.to_close
+                        .push((slot, Close::Gone("idle timeout".into())));
                 }
             }
         }
