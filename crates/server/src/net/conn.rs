@@ -152,7 +152,10 @@ impl Conn {
                 return;
             }
         }
-        let new_len = (used + want).next_power_of_two().max(MIN_READ);
+        // Ordinary reads double the buffer (amortized copies); a known big
+        // argument gets exactly its size, not the next power of two.
+        let target = used + want;
+        let new_len = if want > MIN_READ { target } else { target.max(self.input.len() * 2).max(MIN_READ) };
         self.input.resize(new_len, 0);
     }
 
