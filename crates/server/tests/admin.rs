@@ -91,7 +91,10 @@ fn config_resetstat_clears_stats() {
     assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]), ok());
     let stats = text(c.cmd(&["INFO", "commandstats"]));
     assert!(!stats.contains("cmdstat_ping"), "{stats}");
-    assert!(text(c.cmd(&["INFO", "stats"])).contains("\r\ntotal_commands_processed:2\r\n"), "RESETSTAT and INFO commandstats count");
+    assert!(
+        text(c.cmd(&["INFO", "stats"])).contains("\r\ntotal_commands_processed:2\r\n"),
+        "RESETSTAT and INFO commandstats count"
+    );
 }
 
 #[test]
@@ -126,10 +129,7 @@ fn command_count_list_and_info() {
     assert_eq!(config[0], bulk("config"));
     let subs = items(config[9].clone());
     assert!(subs.iter().any(|s| items(s.clone())[0] == bulk("config|set")));
-    assert_eq!(
-        c.cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "config|s*"]),
-        arr(vec![bulk("config|set")])
-    );
+    assert_eq!(c.cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "config|s*"]), arr(vec![bulk("config|set")]));
     assert_eq!(c.cmd(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"]), arr(vec![]));
     assert_eq!(c.cmd(&["COMMAND", "LIST", "FILTERBY", "nope", "x"]), err("ERR syntax error"));
     assert!(items(c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "connection"])).contains(&bulk("ping")));
@@ -190,7 +190,9 @@ fn client_name_id_list_info() {
     assert_eq!(a.cmd(&["CLIENT", "LIST", "TYPE", "x"]), err("ERR Unknown client type 'x'"));
     assert_eq!(a.cmd(&["CLIENT", "LIST", "ID", "x"]), err("ERR Invalid client ID"));
     let info = text(a.cmd(&["CLIENT", "INFO"]));
-    assert!(info.starts_with(&format!("id={id_a} ")) && info.ends_with(" cmd=client|info user=default redir=-1 resp=2\n"));
+    assert!(
+        info.starts_with(&format!("id={id_a} ")) && info.ends_with(" cmd=client|info user=default redir=-1 resp=2\n")
+    );
     assert_eq!(a.cmd(&["CLIENT", "NO-EVICT", "on"]), ok());
     assert_eq!(a.cmd(&["CLIENT", "NO-EVICT", "maybe"]), err("ERR syntax error"));
     assert!(text(a.cmd(&["CLIENT", "INFO"])).contains(" flags=e "));

@@ -17,6 +17,7 @@ const NONE: (i32, i32, i32) = (0, 0, 0);
 const PLAIN: u32 = NOSCRIPT | LOADING | STALE;
 const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
+#[rustfmt::skip]
 static SUBS: [CommandSpec; 10] = [
     spec!("id", 2, PLAIN, NONE, id, "connection", "5.0.0", "Returns the unique client ID of the connection.", ["slow", "connection"]),
     spec!("setname", 3, PLAIN, NONE, setname, "connection", "2.6.9", "Sets the connection name.", ["slow", "connection"]),
@@ -198,12 +199,18 @@ fn parse_kill_filter(ctx: &mut Ctx, argv: &Argv) -> Result<KillFilter, ()> {
         if argv.is(i, "id") {
             match parse_i64(v) {
                 Some(n) if n > 0 => f.id = Some(n as u64),
-                _ => return Err(ctx.r.error("ERR client-id should be greater than 0")),
+                _ => {
+                    ctx.r.error("ERR client-id should be greater than 0");
+                    return Err(());
+                }
             }
         } else if argv.is(i, "type") {
             match type_matches(v) {
                 Some(m) => f.normal = Some(m),
-                None => return Err(unknown_type(ctx, v)),
+                None => {
+                    unknown_type(ctx, v);
+                    return Err(());
+                }
             }
         } else if argv.is(i, "addr") {
             f.addr = Some(v.to_vec());
@@ -212,7 +219,8 @@ fn parse_kill_filter(ctx: &mut Ctx, argv: &Argv) -> Result<KillFilter, ()> {
         } else if argv.is(i, "user") {
             if v != b"default" {
                 let user = String::from_utf8_lossy(v);
-                return Err(ctx.r.error(&format!("ERR No such user '{user}'")));
+                ctx.r.error(&format!("ERR No such user '{user}'"));
+                return Err(());
             }
         } else if argv.is(i, "skipme") && (v.eq_ignore_ascii_case(b"yes") || v.eq_ignore_ascii_case(b"no")) {
             f.skipme = v.eq_ignore_ascii_case(b"yes");

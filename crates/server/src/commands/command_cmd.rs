@@ -99,8 +99,11 @@ pub fn docs(ctx: &mut Ctx, argv: &Argv) {
     }
 }
 
+/// A COMMAND LIST filter over (full name, spec).
+type NameFilter = dyn Fn(&str, &CommandSpec) -> bool;
+
 pub fn list(ctx: &mut Ctx, argv: &Argv) {
-    let keep: Box<dyn Fn(&str, &CommandSpec) -> bool> = match argv.len() {
+    let keep: Box<NameFilter> = match argv.len() {
         2 => Box::new(|_, _| true),
         5 if argv.is(2, "filterby") => {
             let value = String::from_utf8_lossy(argv.get(4)).into_owned();
@@ -117,8 +120,11 @@ pub fn list(ctx: &mut Ctx, argv: &Argv) {
         _ => return ctx.syntax_error(),
     };
     let reg = &ctx.srv.registry;
-    let names: Vec<&str> =
-        (0..reg.len()).map(|id| (reg.full_name(id), reg.spec(id))).filter(|(n, s)| keep(n, s)).map(|(n, _)| n).collect();
+    let names: Vec<&str> = (0..reg.len())
+        .map(|id| (reg.full_name(id), reg.spec(id)))
+        .filter(|(n, s)| keep(n, s))
+        .map(|(n, _)| n)
+        .collect();
     ctx.r.array(names.len());
     for n in names {
         ctx.r.bulk(n.as_bytes());

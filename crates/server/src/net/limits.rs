@@ -48,7 +48,10 @@ pub fn raise_fd_limit(maxclients: u32) -> u32 {
     // the hard limit, which any process may raise its soft limit to.
     let err = match set_nofile(wanted, wanted.max(lim.rlim_max)) {
         Ok(()) => {
-            crate::log_at!(Notice, "Increased maximum number of open files to {wanted} (it was originally set to {old}).");
+            crate::log_at!(
+                Notice,
+                "Increased maximum number of open files to {wanted} (it was originally set to {old})."
+            );
             return maxclients;
         }
         Err(e) => e,
@@ -69,7 +72,10 @@ pub fn raise_fd_limit(maxclients: u32) -> u32 {
         return 0;
     }
     let effective = (best - RESERVED_FDS as libc::rlim_t) as u32;
-    crate::log_at!(Warning, "You requested maxclients of {maxclients} requiring at least {wanted} max file descriptors.");
+    crate::log_at!(
+        Warning,
+        "You requested maxclients of {maxclients} requiring at least {wanted} max file descriptors."
+    );
     crate::log_at!(Warning, "Server can't set maximum open files to {wanted} because of OS error: {err}.");
     crate::log_at!(
         Warning,
