@@ -1,12 +1,18 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
+pub mod client;
+pub mod command_cmd;
 pub mod conn;
+pub mod info;
+pub mod server;
 
 use crate::dispatch::Registry;
 
 /// Register every command group.
 pub fn register_all(r: &mut Registry) {
     conn::register(r);
+    client::register(r);
+    server::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

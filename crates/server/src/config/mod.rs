@@ -761,3 +761,9 @@ fn set_failed(name: &[u8], msg: &str) -> String {
     let name = String::from_utf8_lossy(name);
     format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {msg}")
 }
+
+/// Canonical option names (aliases left out), in table order; CONFIG
+/// REWRITE walks them.
+pub fn option_names() -> impl Iterator<Item = &'static str> {
+    table::TABLE.iter().map(|o| o.name)
+}

@@ -2,6 +2,7 @@
 //! turn it reads all ready connections, executes every complete command, and
 //! then ("before sleep") writes each connection's replies with one write.
 mod conn;
+pub mod limits;
 mod signals;
 pub mod spill;
 

@@ -1,0 +1,344 @@
+//! CLIENT: connection introspection and control (ID, SETNAME, GETNAME, LIST,
+//! INFO, KILL, SETINFO, REPLY, NO-EVICT, HELP). Every client here is of the
+//! `normal` type: there are no replicas, and pub/sub state is not tracked in
+//! the client table yet.
+use std::fmt::Write;
+
+use crate::dispatch::flags::*;
+use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
+use crate::engine::numeric::parse_i64;
+use crate::server::{ClientInfo, ReplyMode};
+use crate::spec;
+
+use super::conn::valid_client_name;
+use super::server::help_reply;
+
+const NONE: (i32, i32, i32) = (0, 0, 0);
+const PLAIN: u32 = NOSCRIPT | LOADING | STALE;
+const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+#[rustfmt::skip]
+static SUBS: [CommandSpec; 10] = [
+    spec!("id", 2, PLAIN, NONE, id, "connection", "5.0.0", "Returns the unique client ID of the connection.", ["slow", "connection"]),
+    spec!("setname", 3, PLAIN, NONE, setname, "connection", "2.6.9", "Sets the connection name.", ["slow", "connection"]),
+    spec!("getname", 2, PLAIN, NONE, getname, "connection", "2.6.9", "Returns the name of the connection.", ["slow", "connection"]),
+    spec!("list", -2, ADMIN_FLAGS, NONE, list, "connection", "2.4.0", "Lists open connections.", ["admin", "slow", "dangerous", "connection"]),
+    spec!("info", 2, PLAIN, NONE, info, "connection", "6.2.0", "Returns information about the connection.", ["slow", "connection"]),
+    spec!("kill", -3, ADMIN_FLAGS, NONE, kill, "connection", "2.4.0", "Terminates open connections.", ["admin", "slow", "dangerous", "connection"]),
+    spec!("setinfo", 4, PLAIN, NONE, setinfo, "connection", "7.2.0", "Sets information specific to the client or connection.", ["slow", "connection"]),
+    spec!("reply", 3, PLAIN, NONE, reply, "connection", "3.2.0", "Instructs the server whether to reply to commands.", ["slow", "connection"]),
+    spec!("no-evict", 3, ADMIN_FLAGS, NONE, no_evict, "connection", "7.0.0", "Sets the client eviction mode of the connection.", ["admin", "slow", "dangerous", "connection"]),
+    spec!("help", 2, LOADING | STALE, NONE, help, "connection", "5.0.0", "Returns helpful text about the different subcommands.", ["slow", "connection"]),
+];
+
+static SPECS: [CommandSpec; 1] = [CommandSpec {
+    name: "client",
+    arity: -2,
+    flags: SENTINEL,
+    keys: NONE,
+    handler: help,
+    group: "connection",
+    since: "2.4.0",
+    summary: "A container for client connection commands.",
+    acl: &["slow"],
+    subcommands: &SUBS,
+}];
+
+pub fn register(r: &mut Registry) {
+    r.add(&SPECS);
+}
+
+fn id(ctx: &mut Ctx, _argv: &Argv) {
+    let id = ctx.client().id;
+    ctx.r.int(id as i64);
+}
+
+fn setname(ctx: &mut Ctx, argv: &Argv) {
+    let name = argv.get(2);
+    if !valid_client_name(name) {
+        return ctx.r.error("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    ctx.client().name = (!name.is_empty()).then(|| name.to_vec());
+    ctx.r.ok();
+}
+
+fn getname(ctx: &mut Ctx, _argv: &Argv) {
+    match ctx.client().name.clone() {
+        Some(n) => ctx.r.bulk(&n),
+        None => ctx.r.null(),
+    }
+}
+
+/// One CLIENT LIST line in Redis 7.0's field order, without the newline.
+/// `cmd` is the full name of the client's last command.
+fn client_line(c: &ClientInfo, cmd: &str, now_ms: i64) -> String {
+    let mut flags = String::new();
+    if c.close_after_reply {
+        flags.push('c');
+    }
+    if c.no_evict {
+        flags.push('e');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let name = c.name.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+    let mut s = String::with_capacity(320);
+    let _ = write!(
+        s,
+        "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub=0 psub=0 ssub=0 multi=-1 \
+         qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} tot-mem={} events=r cmd={cmd} \
+         user=default redir=-1 resp={}",
+        c.id,
+        c.addr,
+        c.laddr,
+        c.fd,
+        (now_ms - c.created_ms).max(0) / 1000,
+        (now_ms - c.last_interaction_ms).max(0) / 1000,
+        c.db,
+        c.qbuf,
+        c.argv_mem,
+        c.omem,
+        c.omem,
+        c.omem,
+        c.qbuf + c.omem + c.argv_mem,
+        c.resp,
+    );
+    s
+}
+
+/// The line for client `slot`; the caller's own line names the running command.
+fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str) -> String {
+    let cmd = if slot == ctx.cid {
+        current.to_string()
+    } else {
+        c.last_cmd.map_or_else(|| "NULL".to_string(), |id| ctx.srv.registry.full_name(id).to_string())
+    };
+    client_line(c, &cmd, ctx.now)
+}
+
+/// Parse a client type name; every client here is `normal`.
+fn type_matches(name: &[u8]) -> Option<bool> {
+    match name.to_ascii_lowercase().as_slice() {
+        b"normal" => Some(true),
+        b"master" | b"slave" | b"replica" | b"pubsub" => Some(false),
+        _ => None,
+    }
+}
+
+fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
+    ctx.r.error(&format!("ERR Unknown client type '{}'", String::from_utf8_lossy(name)));
+}
+
+fn list(ctx: &mut Ctx, argv: &Argv) {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut normal = true;
+    if argv.len() == 4 && argv.is(2, "type") {
+        match type_matches(argv.get(3)) {
+            Some(m) => normal = m,
+            None => return unknown_type(ctx, argv.get(3)),
+        }
+    } else if argv.len() > 3 && argv.is(2, "id") {
+        let mut v = Vec::new();
+        for a in argv.iter_from(3) {
+            match parse_i64(a) {
+                Some(n) if n > 0 => v.push(n as u64),
+                _ => return ctx.r.error("ERR Invalid client ID"),
+            }
+        }
+        ids = Some(v);
+    } else if argv.len() != 2 {
+        return ctx.syntax_error();
+    }
+    let mut text = String::new();
+    for (slot, c) in ctx.srv.clients.iter() {
+        if normal && ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
+            text.push_str(&line_for(ctx, slot, c, "client|list"));
+            text.push('\n');
+        }
+    }
+    ctx.r.verbatim(text.as_bytes());
+}
+
+fn info(ctx: &mut Ctx, _argv: &Argv) {
+    let c = ctx.srv.clients.get(ctx.cid).expect("calling client is registered");
+    let mut text = line_for(ctx, ctx.cid, c, "client|info");
+    text.push('\n');
+    ctx.r.verbatim(text.as_bytes());
+}
+
+/// CLIENT KILL filters (new form); `None` fields match everything.
+#[derive(Default)]
+struct KillFilter {
+    id: Option<u64>,
+    addr: Option<Vec<u8>>,
+    laddr: Option<Vec<u8>>,
+    normal: Option<bool>,
+    skipme: bool,
+}
+
+impl KillFilter {
+    fn matches(&self, c: &ClientInfo) -> bool {
+        self.id.is_none_or(|id| id == c.id)
+            && self.addr.as_ref().is_none_or(|a| a == c.addr.as_bytes())
+            && self.laddr.as_ref().is_none_or(|a| a == c.laddr.as_bytes())
+            && self.normal.unwrap_or(true)
+    }
+}
+
+/// Parse `<option> <value>` pairs; `Err` has been replied already.
+fn parse_kill_filter(ctx: &mut Ctx, argv: &Argv) -> Result<KillFilter, ()> {
+    let mut f = KillFilter { skipme: true, ..KillFilter::default() };
+    let mut i = 2;
+    while i < argv.len() {
+        if i + 1 >= argv.len() {
+            ctx.syntax_error();
+            return Err(());
+        }
+        let v = argv.get(i + 1);
+        if argv.is(i, "id") {
+            match parse_i64(v) {
+                Some(n) if n > 0 => f.id = Some(n as u64),
+                _ => {
+                    ctx.r.error("ERR client-id should be greater than 0");
+                    return Err(());
+                }
+            }
+        } else if argv.is(i, "type") {
+            match type_matches(v) {
+                Some(m) => f.normal = Some(m),
+                None => {
+                    unknown_type(ctx, v);
+                    return Err(());
+                }
+            }
+        } else if argv.is(i, "addr") {
+            f.addr = Some(v.to_vec());
+        } else if argv.is(i, "laddr") {
+            f.laddr = Some(v.to_vec());
+        } else if argv.is(i, "user") {
+            if v != b"default" {
+                let user = String::from_utf8_lossy(v);
+                ctx.r.error(&format!("ERR No such user '{user}'"));
+                return Err(());
+            }
+        } else if argv.is(i, "skipme") && (v.eq_ignore_ascii_case(b"yes") || v.eq_ignore_ascii_case(b"no")) {
+            f.skipme = v.eq_ignore_ascii_case(b"yes");
+        } else {
+            ctx.syntax_error();
+            return Err(());
+        }
+        i += 2;
+    }
+    Ok(f)
+}
+
+fn kill(ctx: &mut Ctx, argv: &Argv) {
+    let old_form = argv.len() == 3;
+    let filter = if old_form {
+        KillFilter { addr: Some(argv.get(2).to_vec()), ..KillFilter::default() }
+    } else {
+        match parse_kill_filter(ctx, argv) {
+            Ok(f) => f,
+            Err(()) => return,
+        }
+    };
+    let victims: Vec<usize> = ctx
+        .srv
+        .clients
+        .iter()
+        .filter(|(slot, c)| filter.matches(c) && !(filter.skipme && *slot == ctx.cid))
+        .map(|(slot, _)| slot)
+        .collect();
+    for &slot in &victims {
+        if slot == ctx.cid {
+            // Killing yourself: the reply is still written, then the connection closes.
+            ctx.client().close_after_reply = true;
+        } else {
+            ctx.srv.pending_kills.push(slot);
+        }
+    }
+    match (old_form, victims.len()) {
+        (true, 0) => ctx.r.error("ERR No such client"),
+        (true, _) => ctx.r.ok(),
+        (false, n) => ctx.r.int(n as i64),
+    }
+}
+
+fn setinfo(ctx: &mut Ctx, argv: &Argv) {
+    let attr = String::from_utf8_lossy(argv.get(2)).into_owned();
+    let value = argv.get(3);
+    let lib_name = attr.eq_ignore_ascii_case("lib-name");
+    if !lib_name && !attr.eq_ignore_ascii_case("lib-ver") {
+        return ctx.r.error(&format!("ERR Unrecognized option '{attr}'"));
+    }
+    if !valid_client_name(value) {
+        return ctx.r.error(&format!("ERR {attr} cannot contain spaces, newlines or special characters."));
+    }
+    let v = (!value.is_empty()).then(|| value.to_vec());
+    let c = ctx.client();
+    if lib_name {
+        c.lib_name = v;
+    } else {
+        c.lib_ver = v;
+    }
+    ctx.r.ok();
+}
+
+/// ON replies +OK; OFF and SKIP reply nothing (dispatch drops the reply
+/// according to the new mode, and SKIP also drops the next command's).
+fn reply(ctx: &mut Ctx, argv: &Argv) {
+    let mode = if argv.is(2, "on") {
+        ReplyMode::On
+    } else if argv.is(2, "off") {
+        ReplyMode::Off
+    } else if argv.is(2, "skip") {
+        ReplyMode::SkipNext
+    } else {
+        return ctx.syntax_error();
+    };
+    ctx.client().reply_mode = mode;
+    ctx.r.ok();
+}
+
+fn no_evict(ctx: &mut Ctx, argv: &Argv) {
+    let on = if argv.is(2, "on") {
+        true
+    } else if argv.is(2, "off") {
+        false
+    } else {
+        return ctx.syntax_error();
+    };
+    ctx.client().no_evict = on;
+    ctx.r.ok();
+}
+
+fn help(ctx: &mut Ctx, _argv: &Argv) {
+    help_reply(
+        ctx,
+        "CLIENT",
+        &[
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill the connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections matching all options: ID <id>, ADDR <ip:port>, LADDR <ip:port>,",
+            "    TYPE (NORMAL|MASTER|REPLICA|PUBSUB), USER <username>, SKIPME (YES|NO) (default: yes).",
+            "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
+            "    Return information about client connections.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "SETINFO (LIB-NAME|LIB-VER) <value>",
+            "    Set client library information shown by CLIENT LIST.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect the current connection from eviction.",
+        ],
+    );
+}

@@ -1,0 +1,342 @@
+//! INFO: Redis 7.0's sections, field names and layout (`# Section` headers,
+//! `name:value` lines ending in `\r\n`, a blank line between sections).
+//! Persistence and replication fields are static defaults until those
+//! subsystems exist.
+use std::fmt::Write;
+
+use crate::dispatch::{Argv, Ctx};
+use crate::server::Server;
+
+use super::conn::REDIS_VERSION;
+
+/// Every section, in output order.
+const SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+/// Sections of plain `INFO` / `INFO default`.
+const DEFAULT: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+pub fn info(ctx: &mut Ctx, argv: &Argv) {
+    let mut wanted: Vec<&str> = Vec::new();
+    if argv.len() == 1 {
+        wanted.extend(DEFAULT);
+    }
+    for arg in argv.iter_from(1) {
+        let arg = String::from_utf8_lossy(arg).to_ascii_lowercase();
+        match arg.as_str() {
+            "default" => wanted.extend(DEFAULT),
+            "all" | "everything" => wanted.extend(SECTIONS),
+            other => wanted.extend(SECTIONS.iter().filter(|s| **s == other)),
+        }
+    }
+    let text = render(ctx.srv, &wanted);
+    ctx.r.verbatim(text.as_bytes());
+}
+
+/// The INFO text for the given section names (order and repeats ignored).
+pub fn render(srv: &Server, wanted: &[&str]) -> String {
+    let mut out = String::new();
+    for name in SECTIONS.iter().filter(|s| wanted.contains(s)) {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        let mut title = name.to_string();
+        title[..1].make_ascii_uppercase();
+        if *name == "cpu" {
+            title = "CPU".into();
+        }
+        out.push_str(&format!("# {title}\r\n"));
+        let mut s = Section(&mut out);
+        match *name {
+            "server" => server(srv, &mut s),
+            "clients" => clients(srv, &mut s),
+            "memory" => memory(srv, &mut s),
+            "persistence" => persistence(srv, &mut s),
+            "stats" => stats(srv, &mut s),
+            "replication" => replication(srv, &mut s),
+            "cpu" => cpu(&mut s),
+            "commandstats" => commandstats(srv, &mut s),
+            "cluster" => s.field("cluster_enabled", 0),
+            "keyspace" => keyspace(srv, &mut s),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Appends `name:value\r\n` lines.
+struct Section<'a>(&'a mut String);
+
+impl Section<'_> {
+    fn field(&mut self, name: &str, value: impl std::fmt::Display) {
+        let _ = write!(self.0, "{name}:{value}\r\n");
+    }
+    /// Several fields that are always zero here.
+    fn zeros(&mut self, names: &[&str]) {
+        for n in names {
+            self.field(n, 0);
+        }
+    }
+}
+
+fn server(srv: &Server, s: &mut Section) {
+    let uptime = srv.started.elapsed().as_secs();
+    let now_us = crate::server::unix_ms() * 1000;
+    s.field("redis_version", REDIS_VERSION);
+    s.field("redis_git_sha1", "00000000");
+    s.field("redis_git_dirty", 0);
+    s.field("redis_build_id", "0");
+    s.field("volley_version", env!("CARGO_PKG_VERSION"));
+    s.field("redis_mode", "standalone");
+    s.field("os", os_name());
+    s.field("arch_bits", usize::BITS);
+    s.field("monotonic_clock", "POSIX clock_gettime");
+    s.field("multiplexing_api", "epoll");
+    s.field("atomicvar_api", "c11-builtin");
+    s.field("gcc_version", "0.0.0");
+    s.field("process_id", std::process::id());
+    s.field("process_supervised", "no");
+    s.field("run_id", &srv.run_id);
+    s.field("tcp_port", srv.port);
+    s.field("server_time_usec", now_us);
+    s.field("uptime_in_seconds", uptime);
+    s.field("uptime_in_days", uptime / 86400);
+    s.field("hz", srv.config.hz);
+    s.field("configured_hz", srv.config.hz);
+    s.field("lru_clock", (now_us / 1_000_000) & ((1 << 24) - 1));
+    s.field("executable", &srv.executable);
+    s.field("config_file", &srv.config_file);
+    s.field("io_threads_active", 0);
+}
+
+/// `Linux 6.1.0 x86_64`, from uname(2).
+fn os_name() -> String {
+    // SAFETY: utsname is plain data; uname fills it with NUL-terminated strings.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return std::env::consts::OS.to_string();
+    }
+    let text = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!("{} {} {}", text(&u.sysname), text(&u.release), text(&u.machine))
+}
+
+fn clients(srv: &Server, s: &mut Section) {
+    let max_in = srv.clients.iter().map(|(_, c)| c.qbuf).max().unwrap_or(0);
+    let max_out = srv.clients.iter().map(|(_, c)| c.omem).max().unwrap_or(0);
+    s.field("connected_clients", srv.clients.len());
+    s.field("cluster_connections", 0);
+    s.field("maxclients", srv.config.maxclients);
+    s.field("client_recent_max_input_buffer", max_in);
+    s.field("client_recent_max_output_buffer", max_out);
+    s.zeros(&["blocked_clients", "tracking_clients", "clients_in_timeout_table"]);
+}
+
+/// Bytes as Redis prints them for humans: `512B`, `894.95K`, `1.50M`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["K", "M", "G", "T", "P", "E"];
+    if n < 1024 {
+        return format!("{n}B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.2}{}", UNITS[unit])
+}
+
+/// Resident set size in bytes, from /proc/self/statm.
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    pages * page
+}
+
+/// Heap bytes in use according to the allocator (glibc), else the RSS.
+fn allocated_bytes() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads allocator statistics.
+        let mi = unsafe { libc::mallinfo2() };
+        (mi.uordblks + mi.hblkhd) as u64
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        rss_bytes()
+    }
+}
+
+fn memory(srv: &Server, s: &mut Section) {
+    let used = allocated_bytes();
+    let rss = rss_bytes();
+    let maxmemory = srv.config.maxmemory;
+    s.field("used_memory", used);
+    s.field("used_memory_human", human_bytes(used));
+    s.field("used_memory_rss", rss);
+    s.field("used_memory_rss_human", human_bytes(rss));
+    s.field("used_memory_peak", used);
+    s.field("used_memory_peak_human", human_bytes(used));
+    s.field("maxmemory", maxmemory);
+    s.field("maxmemory_human", human_bytes(maxmemory));
+    s.field("maxmemory_policy", &srv.config.maxmemory_policy);
+    let frag = if used > 0 { rss as f64 / used as f64 } else { 0.0 };
+    s.field("mem_fragmentation_ratio", format!("{frag:.2}"));
+    s.field("mem_allocator", "libc");
+    s.zeros(&["active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects"]);
+}
+
+fn persistence(srv: &Server, s: &mut Section) {
+    s.zeros(&["loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age"]);
+    s.field("current_fork_perc", "0.00");
+    s.zeros(&["current_save_keys_processed", "current_save_keys_total"]);
+    s.field("rdb_changes_since_last_save", srv.dirty);
+    s.field("rdb_bgsave_in_progress", 0);
+    s.field("rdb_last_save_time", srv.start_unix_ms / 1000);
+    s.field("rdb_last_bgsave_status", "ok");
+    s.field("rdb_last_bgsave_time_sec", -1);
+    s.field("rdb_current_bgsave_time_sec", -1);
+    s.zeros(&["rdb_saves", "rdb_last_cow_size", "rdb_last_load_keys_expired", "rdb_last_load_keys_loaded"]);
+    s.field("aof_enabled", srv.config.appendonly as u8);
+    s.zeros(&["aof_rewrite_in_progress", "aof_rewrite_scheduled"]);
+    s.field("aof_last_rewrite_time_sec", -1);
+    s.field("aof_current_rewrite_time_sec", -1);
+    s.field("aof_last_bgrewrite_status", "ok");
+    s.zeros(&["aof_rewrites", "aof_rewrites_consecutive_failures"]);
+    s.field("aof_last_write_status", "ok");
+    s.zeros(&["aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size"]);
+}
+
+fn stats(srv: &Server, s: &mut Section) {
+    let st = &srv.stats;
+    s.field("total_connections_received", st.connections_received);
+    s.field("total_commands_processed", st.commands_processed);
+    s.field("instantaneous_ops_per_sec", 0);
+    s.field("total_net_input_bytes", st.net_input_bytes);
+    s.field("total_net_output_bytes", st.net_output_bytes);
+    s.zeros(&["total_net_repl_input_bytes", "total_net_repl_output_bytes"]);
+    for f in ["input_kbps", "output_kbps", "input_repl_kbps", "output_repl_kbps"] {
+        s.field(&format!("instantaneous_{f}"), "0.00");
+    }
+    s.field("rejected_connections", st.rejected_connections);
+    s.zeros(&["sync_full", "sync_partial_ok", "sync_partial_err", "expired_keys"]);
+    s.field("expired_stale_perc", "0.00");
+    s.zeros(&["expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys"]);
+    s.field("evicted_clients", st.evicted_clients);
+    s.zeros(&["total_eviction_exceeded_time", "current_eviction_exceeded_time"]);
+    s.field("keyspace_hits", st.keyspace_hits);
+    s.field("keyspace_misses", st.keyspace_misses);
+    s.zeros(&["pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec", "total_forks"]);
+    s.zeros(&["migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses"]);
+    s.zeros(&["active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time"]);
+    s.zeros(&["current_active_defrag_time", "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes"]);
+    s.field("unexpected_error_replies", 0);
+    s.field("total_error_replies", st.error_replies);
+    s.field("dump_payload_sanitizations", 0);
+    s.field("total_reads_processed", st.io_reads);
+    s.field("total_writes_processed", st.io_writes);
+    s.zeros(&["io_threaded_reads_processed", "io_threaded_writes_processed"]);
+    s.zeros(&["reply_buffer_shrinks", "reply_buffer_expands"]);
+}
+
+fn replication(srv: &Server, s: &mut Section) {
+    // A replication id distinct from the run id, stable for the process.
+    let replid: String = srv.run_id.chars().rev().collect();
+    s.field("role", "master");
+    s.field("connected_slaves", 0);
+    s.field("master_failover_state", "no-failover");
+    s.field("master_replid", replid);
+    s.field("master_replid2", "0".repeat(40));
+    s.field("master_repl_offset", 0);
+    s.field("second_repl_offset", -1);
+    s.field("repl_backlog_active", 0);
+    s.field("repl_backlog_size", 1_048_576);
+    s.zeros(&["repl_backlog_first_byte_offset", "repl_backlog_histlen"]);
+}
+
+/// `sec.usec` of a timeval, as Redis prints CPU times.
+fn tv(t: libc::timeval) -> String {
+    format!("{}.{:06}", t.tv_sec, t.tv_usec)
+}
+
+fn usage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut ru) };
+    ru
+}
+
+fn cpu(s: &mut Section) {
+    let me = usage(libc::RUSAGE_SELF);
+    let kids = usage(libc::RUSAGE_CHILDREN);
+    let main = usage(libc::RUSAGE_THREAD);
+    s.field("used_cpu_sys", tv(me.ru_stime));
+    s.field("used_cpu_user", tv(me.ru_utime));
+    s.field("used_cpu_sys_children", tv(kids.ru_stime));
+    s.field("used_cpu_user_children", tv(kids.ru_utime));
+    s.field("used_cpu_sys_main_thread", tv(main.ru_stime));
+    s.field("used_cpu_user_main_thread", tv(main.ru_utime));
+}
+
+fn commandstats(srv: &Server, s: &mut Section) {
+    for (id, st) in srv.stats.commands.iter().enumerate() {
+        if st.calls == 0 && st.rejected == 0 && st.failed == 0 {
+            continue;
+        }
+        let per_call = if st.calls > 0 { st.usec as f64 / st.calls as f64 } else { 0.0 };
+        let value = format!(
+            "calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
+            st.calls, st.usec, st.rejected, st.failed
+        );
+        s.field(&format!("cmdstat_{}", srv.registry.full_name(id)), value);
+    }
+}
+
+fn keyspace(srv: &Server, s: &mut Section) {
+    for (i, db) in srv.keyspace.dbs.iter().enumerate() {
+        if !db.is_empty() {
+            s.field(&format!("db{i}"), format!("keys={},expires={},avg_ttl=0", db.len(), db.volatile_count()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_bytes;
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human_bytes(0), "0B");
+        assert_eq!(human_bytes(1023), "1023B");
+        assert_eq!(human_bytes(916_432), "894.95K");
+        assert_eq!(human_bytes(3 << 20), "3.00M");
+    }
+}

@@ -1,0 +1,282 @@
+//! Server administration: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SHUTDOWN
+//! and the DEBUG SLEEP subset. INFO and COMMAND live in their own files.
+use crate::dispatch::flags::*;
+use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
+use crate::engine::numeric::parse_f64;
+use crate::server::{CommandStats, Shutdown, Stats};
+use crate::spec;
+
+use super::{command_cmd, info};
+
+const NONE: (i32, i32, i32) = (0, 0, 0);
+const CONFIG_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
+const CMD_FLAGS: u32 = LOADING | STALE | SENTINEL;
+
+#[rustfmt::skip]
+static CONFIG_SUBS: [CommandSpec; 5] = [
+    spec!("get", -3, CONFIG_FLAGS, NONE, config_get, "server", "2.0.0", "Returns the effective values of configuration parameters.", ["admin", "slow", "dangerous"]),
+    spec!("set", -4, CONFIG_FLAGS, NONE, config_set, "server", "2.0.0", "Sets configuration parameters in-flight.", ["admin", "slow", "dangerous"]),
+    spec!("resetstat", 2, CONFIG_FLAGS, NONE, config_resetstat, "server", "2.0.0", "Resets the server's statistics.", ["admin", "slow", "dangerous"]),
+    spec!("rewrite", 2, CONFIG_FLAGS, NONE, config_rewrite, "server", "2.8.0", "Persists the effective configuration to file.", ["admin", "slow", "dangerous"]),
+    spec!("help", 2, LOADING | STALE, NONE, config_help, "server", "5.0.0", "Returns helpful text about the different subcommands.", ["slow"]),
+];
+
+#[rustfmt::skip]
+static COMMAND_SUBS: [CommandSpec; 6] = [
+    spec!("count", 2, CMD_FLAGS, NONE, command_cmd::count, "server", "2.8.13", "Returns a count of commands.", ["slow", "connection"]),
+    spec!("docs", -2, CMD_FLAGS, NONE, command_cmd::docs, "server", "7.0.0", "Returns documentary information about a command.", ["slow", "connection"]),
+    spec!("getkeys", -4, CMD_FLAGS, NONE, command_cmd::getkeys, "server", "2.8.13", "Extracts the key names from an arbitrary command.", ["slow", "connection"]),
+    spec!("help", 2, CMD_FLAGS, NONE, command_cmd::help, "server", "5.0.0", "Returns helpful text about the different subcommands.", ["slow", "connection"]),
+    spec!("info", -2, CMD_FLAGS, NONE, command_cmd::info, "server", "2.8.13", "Returns information about one, multiple or all commands.", ["slow", "connection"]),
+    spec!("list", -2, CMD_FLAGS, NONE, command_cmd::list, "server", "7.0.0", "Returns a list of command names.", ["slow", "connection"]),
+];
+
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 7] = [
+    spec!("info", -1, LOADING | STALE | SENTINEL, NONE, info::info, "server", "1.0.0", "Returns information and statistics about the server.", ["slow", "dangerous"]),
+    CommandSpec {
+        name: "config",
+        arity: -2,
+        flags: 0,
+        keys: NONE,
+        handler: config_help,
+        group: "server",
+        since: "2.0.0",
+        summary: "A container for server configuration commands.",
+        acl: &["slow"],
+        subcommands: &CONFIG_SUBS,
+    },
+    CommandSpec {
+        name: "command",
+        arity: -1,
+        flags: CMD_FLAGS,
+        keys: NONE,
+        handler: command_cmd::all,
+        group: "server",
+        since: "2.8.13",
+        summary: "Returns detailed information about all commands.",
+        acl: &["slow", "connection"],
+        subcommands: &COMMAND_SUBS,
+    },
+    spec!("time", 1, LOADING | STALE | FAST, NONE, time, "server", "2.6.0", "Returns the server time.", ["fast"]),
+    spec!("lastsave", 1, LOADING | STALE | FAST, NONE, lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", ["fast", "dangerous"]),
+    spec!("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL | ALLOW_BUSY, NONE, shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", ["admin", "slow", "dangerous"]),
+    spec!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, NONE, debug, "server", "1.0.0", "A container for debugging commands.", ["admin", "slow", "dangerous"]),
+];
+
+pub fn register(r: &mut Registry) {
+    r.add(&SPECS);
+}
+
+/// Reply Redis's HELP layout: a usage line, then `lines`, then HELP itself.
+pub fn help_reply(ctx: &mut Ctx, command: &str, lines: &[&str]) {
+    let r = &mut ctx.r;
+    r.array(lines.len() + 3);
+    r.simple(format!("{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:").as_bytes());
+    for l in lines {
+        r.simple(l.as_bytes());
+    }
+    r.simple(b"HELP");
+    r.simple(b"    Prints this help.");
+}
+
+fn config_help(ctx: &mut Ctx, _argv: &Argv) {
+    help_reply(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+}
+
+fn config_get(ctx: &mut Ctx, argv: &Argv) {
+    let patterns: Vec<&[u8]> = argv.iter_from(2).collect();
+    let pairs = ctx.srv.config.get(&patterns);
+    ctx.r.map(pairs.len());
+    for (k, v) in pairs {
+        ctx.r.bulk(k.as_bytes());
+        ctx.r.bulk(v.as_bytes());
+    }
+}
+
+fn config_set(ctx: &mut Ctx, argv: &Argv) {
+    // Redis 7.0 answers an odd number of name/value arguments with a syntax error.
+    if argv.len() % 2 == 1 {
+        return ctx.syntax_error();
+    }
+    let pairs: Vec<(&[u8], &[u8])> = (2..argv.len()).step_by(2).map(|i| (argv.get(i), argv.get(i + 1))).collect();
+    let before = ctx.srv.config.clone();
+    if let Err(e) = ctx.srv.config.set(&pairs) {
+        return ctx.r.error(&e);
+    }
+    if let Err(e) = apply_side_effects(ctx, &before) {
+        ctx.srv.config = before;
+        return ctx.r.error(&e);
+    }
+    ctx.r.ok();
+}
+
+/// Act on changed options that need more than a new stored value; every
+/// other option is read live from the configuration.
+fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(), String> {
+    let cfg = &ctx.srv.config;
+    if cfg.loglevel != before.loglevel {
+        crate::log::set_level(cfg.loglevel);
+    }
+    if cfg.maxclients != before.maxclients {
+        let wanted = cfg.maxclients;
+        let got = crate::net::limits::raise_fd_limit(wanted);
+        if got < wanted {
+            return Err(format!(
+                "ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able \
+                 to handle the specified number of clients, try with {got}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn config_resetstat(ctx: &mut Ctx, _argv: &Argv) {
+    let n = ctx.srv.stats.commands.len();
+    ctx.srv.stats = Stats { commands: vec![CommandStats::default(); n], ..Stats::default() };
+    ctx.r.ok();
+}
+
+fn config_rewrite(ctx: &mut Ctx, _argv: &Argv) {
+    if ctx.srv.config_file.is_empty() {
+        return ctx.r.error("ERR The server is running without a config file");
+    }
+    let text = rewrite_text(&ctx.srv.config);
+    match std::fs::write(&ctx.srv.config_file, text) {
+        Ok(()) => {
+            crate::log_at!(Notice, "CONFIG REWRITE executed with success.");
+            ctx.r.ok()
+        }
+        Err(e) => {
+            crate::log_at!(Warning, "CONFIG REWRITE failed: {e}");
+            ctx.r.error(&format!("ERR Rewriting config file: {e}"))
+        }
+    }
+}
+
+/// The options whose values differ from the defaults, one directive a line.
+fn rewrite_text(cfg: &crate::config::Config) -> String {
+    let defaults = crate::config::Config::default();
+    let mut out = String::from("# Generated by CONFIG REWRITE\n");
+    for name in crate::config::option_names() {
+        let value = cfg.get(&[name.as_bytes()]);
+        if value != defaults.get(&[name.as_bytes()]) {
+            for (_, v) in value {
+                out.push_str(&format!("{name} {}\n", quote(&v)));
+            }
+        }
+    }
+    out
+}
+
+/// Quote a value for the config file when it is empty or holds spaces that
+/// are not separators of a multi-argument option.
+fn quote(v: &str) -> String {
+    if v.is_empty() {
+        "\"\"".to_string()
+    } else if v.contains(['"', '\\', '\n', '\r']) {
+        format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n").replace('\r', "\\r"))
+    } else {
+        v.to_string()
+    }
+}
+
+fn time(ctx: &mut Ctx, _argv: &Argv) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    ctx.r.array(2);
+    ctx.r.bulk_int(now.as_secs() as i64);
+    ctx.r.bulk_int(now.subsec_micros() as i64);
+}
+
+fn lastsave(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.r.int(ctx.srv.start_unix_ms / 1000);
+}
+
+fn shutdown(ctx: &mut Ctx, argv: &Argv) {
+    let mut mode = Shutdown::Default;
+    let mut abort = false;
+    for i in 1..argv.len() {
+        if argv.is(i, "nosave") {
+            mode = Shutdown::NoSave;
+        } else if argv.is(i, "save") {
+            mode = Shutdown::Save;
+        } else if argv.is(i, "abort") {
+            abort = true;
+        } else if !(argv.is(i, "now") || argv.is(i, "force")) {
+            return ctx.syntax_error();
+        }
+    }
+    if abort {
+        // Shutdown is never pending across commands here: nothing to abort.
+        return if argv.len() == 2 { ctx.r.error("ERR No shutdown in progress.") } else { ctx.syntax_error() };
+    }
+    // No reply on success: the connection simply closes, as with Redis.
+    ctx.srv.shutdown = Some(mode);
+}
+
+/// DEBUG is refused unless `enable-debug-command` allows it (`local`: only
+/// from loopback clients); only SLEEP is implemented.
+fn debug(ctx: &mut Ctx, argv: &Argv) {
+    let allowed = match ctx.srv.config.enable_debug_command.as_str() {
+        "yes" => true,
+        "local" => {
+            let addr = ctx.client().addr.clone();
+            addr.starts_with("127.") || addr.starts_with("[::1]")
+        }
+        _ => false,
+    };
+    if !allowed {
+        return ctx.r.error(
+            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it \
+             from a local connection, otherwise you need to set this option in the configuration file, and then \
+             restart the server.",
+        );
+    }
+    if argv.is(1, "sleep") && argv.len() == 3 {
+        let Some(secs) = parse_f64(argv.get(2)) else {
+            return ctx.r.error("ERR value is not a valid float");
+        };
+        if secs > 0.0 && secs.is_finite() {
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+        }
+        return ctx.r.ok();
+    }
+    if argv.is(1, "help") {
+        return help_reply(ctx, "DEBUG", &["SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."]);
+    }
+    let sub = String::from_utf8_lossy(argv.get(1)).into_owned();
+    ctx.r.error(&format!("ERR unknown subcommand '{}'. Try DEBUG HELP.", sub))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite_text;
+    use crate::config::Config;
+
+    #[test]
+    fn rewrite_lists_only_changes_and_reloads_identically() {
+        let mut cfg = Config::default();
+        assert_eq!(rewrite_text(&cfg), "# Generated by CONFIG REWRITE\n");
+        cfg.set(&[(b"maxmemory", b"100mb"), (b"save", b""), (b"hash-max-listpack-entries", b"7")]).unwrap();
+        let text = rewrite_text(&cfg);
+        assert!(text.contains("\nmaxmemory 104857600\n"), "{text}");
+        assert!(text.contains("\nsave \"\"\n"), "{text}");
+        assert!(!text.contains("ziplist"), "aliases are written once: {text}");
+        let mut reloaded = Config::default();
+        reloaded.load_str(&text).unwrap();
+        assert_eq!(reloaded, cfg);
+    }
+}

@@ -1,0 +1,300 @@
+//! Black-box tests of the administration commands: INFO, CONFIG, COMMAND,
+//! CLIENT, TIME, LASTSAVE, SHUTDOWN and SIGTERM handling.
+mod common;
+use std::time::Duration;
+
+use common::*;
+
+fn text(f: Frame) -> String {
+    match f {
+        Frame::Bulk(b) | Frame::Verbatim(_, b) => String::from_utf8(b).unwrap(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+fn items(f: Frame) -> Vec<Frame> {
+    match f {
+        Frame::Array(v) | Frame::Set(v) => v,
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+#[test]
+fn info_sections_and_fields() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+    let info = text(c.cmd(&["INFO"]));
+    assert!(info.starts_with("# Server\r\nredis_version:7.0.15\r\n"), "{info}");
+    for field in ["volley_version:", "redis_mode:standalone", "process_id:", "uptime_in_days:0", "used_memory:"] {
+        assert!(info.contains(field), "missing {field}");
+    }
+    assert!(info.contains(&format!("\r\ntcp_port:{}\r\n", srv.port)));
+    assert!(info.contains("\r\nconnected_clients:1\r\n"));
+    assert!(info.contains("\r\n\r\n# Clients\r\n"));
+    assert!(info.contains("\r\nrole:master\r\n") && info.contains("\r\naof_enabled:0\r\n"));
+    assert!(info.contains("\r\nmem_allocator:libc\r\n") && info.contains("\r\nused_cpu_user:"));
+    assert!(!info.contains("# Commandstats"), "commandstats is not a default section");
+    let stats = text(c.cmd(&["INFO", "commandstats"]));
+    assert!(stats.starts_with("# Commandstats\r\n"));
+    assert!(stats.contains("\r\ncmdstat_ping:calls=1,usec="), "{stats}");
+    assert!(stats.contains("rejected_calls=0,failed_calls=0\r\n"));
+    let all = text(c.cmd(&["INFO", "everything"]));
+    assert!(all.contains("# Commandstats\r\n") && all.contains("# Keyspace\r\n"));
+    assert!(all.contains("cmdstat_info:calls=2,"));
+    assert_eq!(text(c.cmd(&["INFO", "keyspace"])), "# Keyspace\r\n");
+    let two = text(c.cmd(&["INFO", "CPU", "server"]));
+    assert!(two.starts_with("# Server\r\n") && two.contains("\r\n\r\n# CPU\r\n"), "fixed section order");
+    assert_eq!(c.cmd(&["INFO", "nosuch"]), bulk(""));
+    c.cmd(&["HELLO", "3"]);
+    assert!(matches!(c.cmd(&["INFO", "server"]), Frame::Verbatim(fmt, _) if fmt == b"txt"));
+}
+
+#[test]
+fn config_get_set_and_errors() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["CONFIG", "GET", "maxmemory"]), arr(vec![bulk("maxmemory"), bulk("0")]));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", "100mb", "timeout", "7"]), ok());
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "maxmemory", "timeout"]),
+        arr(vec![bulk("maxmemory"), bulk("104857600"), bulk("timeout"), bulk("7")])
+    );
+    assert!(text(c.cmd(&["INFO", "memory"])).contains("\r\nmaxmemory_human:100.00M\r\n"));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "warning"]), ok());
+    assert_eq!(c.cmd(&["CONFIG", "GET", "loglevel"]), arr(vec![bulk("loglevel"), bulk("warning")]));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxclients", "50"]), ok());
+    assert!(text(c.cmd(&["INFO", "clients"])).contains("\r\nmaxclients:50\r\n"));
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "nosuch", "1"]),
+        err("ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'")
+    );
+    assert_eq!(c.cmd(&["CONFIG", "SET", "timeout"]), err("ERR wrong number of arguments for 'config|set' command"));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "timeout", "1", "hz"]), err("ERR syntax error"));
+    assert_eq!(c.cmd(&["CONFIG", "GET"]), err("ERR wrong number of arguments for 'config|get' command"));
+    assert_eq!(c.cmd(&["CONFIG"]), err("ERR wrong number of arguments for 'config' command"));
+    assert_eq!(c.cmd(&["CONFIG", "REWRITE"]), err("ERR The server is running without a config file"));
+    assert_eq!(c.cmd(&["CONFIG", "NOPE"]), err("ERR unknown subcommand 'NOPE'. Try CONFIG HELP."));
+    assert!(items(c.cmd(&["CONFIG", "HELP"])).len() > 4);
+    assert!(matches!(c.cmd(&["HELLO", "3"]), Frame::Map(_)));
+    match c.cmd(&["CONFIG", "GET", "timeout"]) {
+        Frame::Map(kv) => assert_eq!(kv, vec![(bulk("timeout"), bulk("7"))]),
+        other => panic!("RESP3 CONFIG GET should be a map: {other:?}"),
+    }
+}
+
+#[test]
+fn config_resetstat_clears_stats() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    c.cmd(&["PING"]);
+    assert_eq!(c.cmd(&["CONFIG", "RESETSTAT"]), ok());
+    let stats = text(c.cmd(&["INFO", "commandstats"]));
+    assert!(!stats.contains("cmdstat_ping"), "{stats}");
+    assert!(
+        text(c.cmd(&["INFO", "stats"])).contains("\r\ntotal_commands_processed:2\r\n"),
+        "RESETSTAT and INFO commandstats count"
+    );
+}
+
+#[test]
+fn command_count_list_and_info() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let Frame::Integer(count) = c.cmd(&["COMMAND", "COUNT"]) else { panic!() };
+    let all = items(c.cmd(&["COMMAND"]));
+    assert_eq!(all.len() as i64, count);
+    let names = items(c.cmd(&["COMMAND", "LIST"]));
+    let top = names.iter().filter(|n| !matches!(n, Frame::Bulk(b) if b.contains(&b'|'))).count();
+    assert_eq!(top as i64, count);
+    assert!(names.contains(&bulk("client|list")) && names.contains(&bulk("config|get")));
+    assert_eq!(
+        c.cmd(&["COMMAND", "INFO", "ping"]),
+        arr(vec![arr(vec![
+            bulk("ping"),
+            int(-1),
+            arr(vec![simple("fast")]),
+            int(0),
+            int(0),
+            int(0),
+            arr(vec![simple("@fast"), simple("@connection")]),
+            arr(vec![]),
+            arr(vec![]),
+            arr(vec![]),
+        ])])
+    );
+    let info = items(c.cmd(&["COMMAND", "INFO", "config", "nosuch"]));
+    assert_eq!(info[1], Frame::Null);
+    let config = items(info[0].clone());
+    assert_eq!(config[0], bulk("config"));
+    let subs = items(config[9].clone());
+    assert!(subs.iter().any(|s| items(s.clone())[0] == bulk("config|set")));
+    assert_eq!(c.cmd(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "config|s*"]), arr(vec![bulk("config|set")]));
+    assert_eq!(c.cmd(&["COMMAND", "LIST", "FILTERBY", "MODULE", "x"]), arr(vec![]));
+    assert_eq!(c.cmd(&["COMMAND", "LIST", "FILTERBY", "nope", "x"]), err("ERR syntax error"));
+    assert!(items(c.cmd(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "connection"])).contains(&bulk("ping")));
+}
+
+#[test]
+fn command_docs_and_getkeys() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let docs = items(c.cmd(&["COMMAND", "DOCS", "ping", "nosuch"]));
+    assert_eq!(docs[0], bulk("ping"));
+    let fields = items(docs[1].clone());
+    assert_eq!(&fields[..2], &[bulk("summary"), bulk("Returns the server's liveliness response.")]);
+    assert_eq!(docs.len(), 2, "unknown names are left out");
+    assert_eq!(c.cmd(&["COMMAND", "GETKEYS", "ping", "x"]), err("ERR The command has no key arguments"));
+    assert_eq!(c.cmd(&["COMMAND", "GETKEYS", "nosuch", "x"]), err("ERR Invalid command specified"));
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "ping"]),
+        err("ERR wrong number of arguments for 'command|getkeys' command")
+    );
+    // Key-taking commands live in other groups; check them when present.
+    if items(c.cmd(&["COMMAND", "LIST"])).contains(&bulk("get")) {
+        assert_eq!(c.cmd(&["COMMAND", "GETKEYS", "get", "k"]), arr(vec![bulk("k")]));
+        assert_eq!(
+            c.cmd(&["COMMAND", "GETKEYS", "get", "a", "b"]),
+            err("ERR Invalid number of arguments specified for command")
+        );
+    }
+}
+
+#[test]
+fn client_name_id_list_info() {
+    let srv = TestServer::start(&[]);
+    let mut a = srv.client();
+    let mut b = srv.client();
+    assert_eq!(a.cmd(&["CLIENT", "GETNAME"]), Frame::Null);
+    assert_eq!(a.cmd(&["CLIENT", "SETNAME", "alpha"]), ok());
+    assert_eq!(a.cmd(&["CLIENT", "GETNAME"]), bulk("alpha"));
+    assert_eq!(
+        a.cmd(&["CLIENT", "SETNAME", "a b"]),
+        err("ERR Client names cannot contain spaces, newlines or special characters.")
+    );
+    let Frame::Integer(id_a) = a.cmd(&["CLIENT", "ID"]) else { panic!() };
+    let Frame::Integer(id_b) = b.cmd(&["CLIENT", "ID"]) else { panic!() };
+    assert_ne!(id_a, id_b);
+    b.cmd(&["PING"]);
+    let list = text(a.cmd(&["CLIENT", "LIST"]));
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    let mine = lines.iter().find(|l| l.starts_with(&format!("id={id_a} "))).unwrap();
+    assert!(mine.contains(" name=alpha age=") && mine.contains(" flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf="));
+    assert!(mine.ends_with(" events=r cmd=client|list user=default redir=-1 resp=2"), "{mine}");
+    let other = lines.iter().find(|l| l.starts_with(&format!("id={id_b} "))).unwrap();
+    assert!(other.contains(" cmd=ping "), "{other}");
+    let only_b = text(a.cmd(&["CLIENT", "LIST", "ID", &id_b.to_string()]));
+    assert_eq!(only_b.lines().count(), 1);
+    assert_eq!(text(a.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"])), "");
+    assert_eq!(a.cmd(&["CLIENT", "LIST", "TYPE", "x"]), err("ERR Unknown client type 'x'"));
+    assert_eq!(a.cmd(&["CLIENT", "LIST", "ID", "x"]), err("ERR Invalid client ID"));
+    let info = text(a.cmd(&["CLIENT", "INFO"]));
+    assert!(
+        info.starts_with(&format!("id={id_a} ")) && info.ends_with(" cmd=client|info user=default redir=-1 resp=2\n")
+    );
+    assert_eq!(a.cmd(&["CLIENT", "NO-EVICT", "on"]), ok());
+    assert_eq!(a.cmd(&["CLIENT", "NO-EVICT", "maybe"]), err("ERR syntax error"));
+    assert!(text(a.cmd(&["CLIENT", "INFO"])).contains(" flags=e "));
+}
+
+#[test]
+fn client_setinfo() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"]), ok());
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "lib-ver", "5.0.1"]), ok());
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "lib-name", "a b"]),
+        err("ERR lib-name cannot contain spaces, newlines or special characters.")
+    );
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "color", "x"]), err("ERR Unrecognized option 'color'"));
+}
+
+#[test]
+fn client_kill_other_and_self() {
+    let srv = TestServer::start(&[]);
+    let mut a = srv.client();
+    let mut b = srv.client();
+    let Frame::Integer(id_b) = b.cmd(&["CLIENT", "ID"]) else { panic!() };
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &id_b.to_string()]), int(1));
+    assert!(b.is_closed());
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", "999999"]), int(0));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", "x"]), err("ERR client-id should be greater than 0"));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "1.2.3.4:5"]), err("ERR No such client"));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "TYPE", "bogus"]), err("ERR Unknown client type 'bogus'"));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "USER", "bob"]), err("ERR No such user 'bob'"));
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "SKIPME", "maybe"]), err("ERR syntax error"));
+    // Old form by address.
+    let mut c = srv.client();
+    let addr = c.stream.local_addr().unwrap().to_string();
+    assert_eq!(a.cmd(&["CLIENT", "KILL", &addr]), ok());
+    assert!(c.is_closed());
+    // Yourself: the reply arrives, then the connection closes.
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "no"]), int(1));
+    assert!(a.is_closed());
+}
+
+#[test]
+fn client_reply_off_then_on() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let mut batch = Vec::new();
+    for args in [&["CLIENT", "REPLY", "OFF"][..], &["PING"], &["PING", "x"], &["NOPE"], &["CLIENT", "REPLY", "ON"]] {
+        resp::encode_command(&mut batch, args);
+    }
+    c.send(&batch);
+    assert_eq!(c.read_frame(), ok(), "only CLIENT REPLY ON answers");
+    assert_eq!(c.cmd(&["PING", "after"]), bulk("after"));
+    assert_eq!(c.cmd(&["CLIENT", "REPLY", "MAYBE"]), err("ERR syntax error"));
+}
+
+#[test]
+fn client_reply_skip_drops_one_reply() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let mut batch = Vec::new();
+    for args in [&["CLIENT", "REPLY", "SKIP"][..], &["PING", "a"], &["PING", "b"]] {
+        resp::encode_command(&mut batch, args);
+    }
+    c.send(&batch);
+    assert_eq!(c.read_frame(), bulk("b"));
+    assert_eq!(c.cmd(&["PING", "c"]), bulk("c"));
+}
+
+#[test]
+fn time_and_lastsave() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let t = items(c.cmd(&["TIME"]));
+    let secs: i64 = text(t[0].clone()).parse().unwrap();
+    let usecs: i64 = text(t[1].clone()).parse().unwrap();
+    assert!((secs - now).abs() <= 2 && (0..1_000_000).contains(&usecs));
+    let Frame::Integer(last) = c.cmd(&["LASTSAVE"]) else { panic!() };
+    assert!(last <= secs && last > secs - 60);
+}
+
+#[test]
+fn shutdown_exits_cleanly() {
+    let mut srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["SHUTDOWN", "BOGUS"]), err("ERR syntax error"));
+    assert_eq!(c.cmd(&["SHUTDOWN", "ABORT"]), err("ERR No shutdown in progress."));
+    c.send(b"*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n");
+    assert!(c.is_closed(), "no reply, the connection just closes");
+    let status = srv.wait_exit(Duration::from_secs(10)).expect("server exits after SHUTDOWN");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn sigterm_exits_gracefully() {
+    let mut srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+    // SAFETY: plain kill(2) on the child we started.
+    assert_eq!(unsafe { libc::kill(srv.pid() as i32, libc::SIGTERM) }, 0);
+    let status = srv.wait_exit(Duration::from_secs(10)).expect("server exits after SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(srv.log().contains("Received SIGTERM scheduling shutdown"));
+}
