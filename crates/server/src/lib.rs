@@ -18,8 +18,15 @@ pub fn registry() -> dispatch::Registry {
 }
 
 /// Start serving with `config` until shutdown.
-pub fn run(config: Config) -> std::io::Result<()> {
-    let srv = server::Server::new(config, registry());
+pub fn run(mut config: Config) -> std::io::Result<()> {
+    let maxclients = net::limits::raise_fd_limit(config.maxclients);
+    if maxclients == 0 {
+        return Err(std::io::Error::other("not enough file descriptors for even one client"));
+    }
+    config.maxclients = maxclients;
+    let config_file = config_file_arg();
+    let mut srv = server::Server::new(config, registry());
+    srv.config_file = config_file;
     let mut ev = net::EventLoop::bind(srv)?;
     let ports = ev.local_ports();
     log_at!(Notice, "Server initialized");
@@ -29,4 +36,15 @@ pub fn run(config: Config) -> std::io::Result<()> {
         ports.first().copied().unwrap_or(0)
     );
     ev.run()
+}
+
+/// Absolute path of the config file named on the command line, if any
+/// (CONFIG REWRITE writes back to it; INFO reports it).
+fn config_file_arg() -> String {
+    match std::env::args().nth(1) {
+        Some(a) if !a.starts_with("--") => {
+            std::fs::canonicalize(&a).map(|p| p.display().to_string()).unwrap_or(a)
+        }
+        _ => String::new(),
+    }
 }
