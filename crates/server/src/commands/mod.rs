@@ -1,12 +1,14 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
 pub mod conn;
+pub mod keys;
 
 use crate::dispatch::Registry;
 
 /// Register every command group.
 pub fn register_all(r: &mut Registry) {
     conn::register(r);
+    keys::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.
