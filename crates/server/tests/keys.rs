@@ -85,7 +85,9 @@ fn del_unlink_exists_type_touch() {
     assert_eq!(c.cmd(&["UNLINK", "b", "c"]), int(2));
     assert_eq!(c.cmd(&["EXISTS", "a", "b", "c"]), int(0));
     assert_eq!(c.cmd(&["DBSIZE"]), int(0));
-    for (cmd, name) in [(&["DEL"][..], "del"), (&["EXISTS"], "exists"), (&["TYPE", "a", "b"], "type"), (&["TOUCH"], "touch")] {
+    for (cmd, name) in
+        [(&["DEL"][..], "del"), (&["EXISTS"], "exists"), (&["TYPE", "a", "b"], "type"), (&["TOUCH"], "touch")]
+    {
         assert_eq!(c.cmd(cmd), err(&format!("ERR wrong number of arguments for '{name}' command")));
     }
 }
@@ -99,7 +101,10 @@ fn expire_options_and_errors() {
     let both = "ERR NX and XX, GT or LT options at the same time are not compatible";
     assert_eq!(c.cmd(&["EXPIRE", "k", "100", "NX", "XX"]), err(both));
     assert_eq!(c.cmd(&["PEXPIRE", "k", "100", "gt", "nx"]), err(both));
-    assert_eq!(c.cmd(&["EXPIRE", "k", "100", "GT", "LT"]), err("ERR GT and LT options at the same time are not compatible"));
+    assert_eq!(
+        c.cmd(&["EXPIRE", "k", "100", "GT", "LT"]),
+        err("ERR GT and LT options at the same time are not compatible")
+    );
     assert_eq!(c.cmd(&["EXPIRE", "k", "100", "foo"]), err("ERR Unsupported option foo"));
     assert_eq!(c.cmd(&["EXPIRE", "k", "abc"]), err("ERR value is not an integer or out of range"));
     assert_eq!(c.cmd(&["EXPIRE", "k", "9223372036854775"]), err("ERR invalid expire time in 'expire' command"));
@@ -147,7 +152,9 @@ fn ttl_family_and_persist() {
 fn past_or_zero_deadline_deletes() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
-    for (cmd, t) in [("EXPIRE", "0"), ("PEXPIRE", "-5"), ("EXPIREAT", "1"), ("PEXPIREAT", "0"), ("EXPIRE", "-9223372036854775")] {
+    for (cmd, t) in
+        [("EXPIRE", "0"), ("PEXPIRE", "-5"), ("EXPIREAT", "1"), ("PEXPIREAT", "0"), ("EXPIRE", "-9223372036854775")]
+    {
         assert_eq!(c.cmd(&["SET", "k", "v"]), ok());
         assert_eq!(c.cmd(&[cmd, "k", t]), int(1), "{cmd} {t}");
         assert_eq!(c.cmd(&["EXISTS", "k"]), int(0), "{cmd} {t}");
@@ -232,7 +239,7 @@ fn scan_full_iteration_sees_each_key_once() {
     }
     assert_eq!(seen.len(), 5000);
     assert!(seen.values().all(|&n| n == 1), "no key repeats without writes");
-    assert!(calls >= 10 && calls < 500, "{calls} calls");
+    assert!((10..500).contains(&calls), "{calls} calls");
 }
 
 #[test]
@@ -255,7 +262,12 @@ fn scan_while_adding_keys_sees_every_original_key() {
         }
     }
     let missing: Vec<_> = (0..5000).map(|i| format!("key:{i}")).filter(|k| !seen.contains(k)).collect();
-    assert!(missing.is_empty(), "{} original keys never returned, e.g. {:?}", missing.len(), &missing[..3.min(missing.len())]);
+    assert!(
+        missing.is_empty(),
+        "{} original keys never returned, e.g. {:?}",
+        missing.len(),
+        &missing[..3.min(missing.len())]
+    );
 }
 
 #[test]

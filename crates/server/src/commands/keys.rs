@@ -28,6 +28,7 @@ const LFU_INIT_VAL: i64 = 5;
 /// Flushes of fewer keys than this are freed inline even when ASYNC.
 const LAZYFREE_THRESHOLD: usize = 64;
 
+#[rustfmt::skip]
 static OBJECT_SUBS: [CommandSpec; 5] = [
     spec!("encoding", 3, READONLY, OBJ_KEY, object_encoding, "keyspace", "2.2.3", "Returns the internal encoding of a Redis object.", ["keyspace", "read", "slow"]),
     spec!("freq", 3, READONLY, OBJ_KEY, object_freq, "keyspace", "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", ["keyspace", "read", "slow"]),
@@ -36,6 +37,7 @@ static OBJECT_SUBS: [CommandSpec; 5] = [
     spec!("refcount", 3, READONLY, OBJ_KEY, object_refcount, "keyspace", "2.2.3", "Returns the reference count of a value of a key.", ["keyspace", "read", "slow"]),
 ];
 
+#[rustfmt::skip]
 static SPECS: [CommandSpec; 25] = [
     spec!("del", -2, WRITE, ALL, del, "keyspace", "1.0.0", "Deletes one or more keys.", ["keyspace", "write", "slow"]),
     spec!("unlink", -2, WRITE | FAST, ALL, del, "keyspace", "4.0.0", "Asynchronously deletes one or more keys.", ["keyspace", "write", "fast"]),
@@ -252,7 +254,10 @@ impl ExpireFlags {
     fn allows(self, current: Option<i64>, when: i64) -> bool {
         match current {
             None => !self.xx && !self.gt,
-            Some(cur) => !self.nx && !(self.gt && when <= cur) && !(self.lt && when >= cur),
+            Some(_) if self.nx => false,
+            Some(cur) if self.gt => when > cur,
+            Some(cur) if self.lt => when < cur,
+            Some(_) => true,
         }
     }
 }

@@ -196,8 +196,7 @@ pub struct Server {
 impl Server {
     pub fn new(config: Config, registry: Registry) -> Self {
         let keyspace = Keyspace::new(config.databases);
-        let mut stats = Stats::default();
-        stats.commands = vec![CommandStats::default(); registry.len()];
+        let stats = Stats { commands: vec![CommandStats::default(); registry.len()], ..Default::default() };
         let now = unix_ms();
         Server {
             port: config.port,
