@@ -5,6 +5,7 @@ pub mod command_cmd;
 pub mod conn;
 pub mod info;
 pub mod server;
+pub mod keys;
 
 use crate::dispatch::Registry;
 
@@ -13,6 +14,7 @@ pub fn register_all(r: &mut Registry) {
     conn::register(r);
     client::register(r);
     server::register(r);
+    keys::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

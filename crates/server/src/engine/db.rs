@@ -23,6 +23,12 @@ impl Entry {
     pub fn expire_at(&self) -> Option<i64> {
         (self.expire_at != NO_EXPIRE).then_some(self.expire_at)
     }
+
+    /// A copy of this entry (same value and expiry) that counts as freshly
+    /// created at `now_ms` (COPY).
+    pub fn fresh_copy(&self, now_ms: i64) -> Entry {
+        Entry { value: self.value.clone(), expire_at: self.expire_at, access: clock_secs(now_ms) }
+    }
 }
 
 /// One numbered database.
@@ -132,6 +138,18 @@ impl Db {
         self.remove(key);
         self.volatile += (e.expire_at != NO_EXPIRE) as usize;
         self.dict.insert(key, e);
+    }
+
+    /// Move the entry at `src` to `dst` with its expiry, replacing whatever
+    /// `dst` held (RENAME). False if `src` is missing. No expiry check: the
+    /// caller has looked both keys up already.
+    pub fn rename(&mut self, src: &[u8], dst: &[u8]) -> bool {
+        if src == dst {
+            return self.dict.contains_key(src);
+        }
+        let Some(e) = self.remove(src) else { return false };
+        self.insert_entry(dst, e);
+        true
     }
 
     /// Set or clear the expiry of an existing key; false if it is missing.
@@ -255,5 +273,51 @@ impl Keyspace {
 
     pub fn total_keys(&self) -> usize {
         self.dbs.iter().map(Db::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Str;
+
+    fn v(s: &str) -> Value {
+        Value::Str(Str::from_bytes(s.as_bytes()))
+    }
+
+    #[test]
+    fn rename_keeps_ttl_and_volatile_count() {
+        let mut db = Db::default();
+        db.set(b"a", v("1"), Some(10_000), false, 0);
+        db.set(b"b", v("2"), Some(20_000), false, 0);
+        db.set(b"c", v("3"), None, false, 0);
+        assert_eq!(db.volatile_count(), 2);
+        // Onto a volatile key: one volatile key disappears.
+        assert!(db.rename(b"a", b"b"));
+        assert_eq!(db.volatile_count(), 1);
+        assert_eq!(db.peek(b"b", 0).and_then(Entry::expire_at), Some(10_000));
+        assert!(db.peek(b"a", 0).is_none());
+        // A persistent key onto a fresh name, and a volatile one onto a persistent one.
+        assert!(db.rename(b"c", b"d"));
+        assert!(db.rename(b"b", b"d"));
+        assert_eq!(db.volatile_count(), 1);
+        assert_eq!(db.len(), 1);
+        assert!(db.rename(b"d", b"d"));
+        assert!(!db.rename(b"zz", b"d"));
+        assert_eq!(db.volatile_count(), 1);
+    }
+
+    #[test]
+    fn fresh_copy_keeps_value_and_expiry() {
+        let mut db = Db::default();
+        db.set(b"a", v("hello"), Some(5_000), false, 1_000);
+        let e = db.peek(b"a", 1_000).unwrap().fresh_copy(9_000);
+        assert_eq!(e.expire_at(), Some(5_000));
+        assert_eq!(e.access, 9);
+        assert_eq!(e.value, v("hello"));
+        db.insert_entry(b"b", e);
+        assert_eq!(db.volatile_count(), 2);
+        db.clear();
+        assert_eq!(db.volatile_count(), 0);
     }
 }

@@ -1,0 +1,640 @@
+//! Generic keyspace commands: DEL UNLINK EXISTS TYPE TOUCH, the expiry family
+//! (EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME PEXPIRETIME PERSIST),
+//! KEYS SCAN RANDOMKEY DBSIZE, RENAME RENAMENX COPY MOVE, FLUSHDB FLUSHALL and
+//! OBJECT. None of them looks inside a value, so none replies WRONGTYPE.
+//!
+//! The argument helpers here (`parse_db_index`, `parse_scan_cursor`,
+//! [`ScanOpts`]) are shared with the typed SCAN variants and other groups.
+use crate::dispatch::flags::*;
+use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
+use crate::engine::db::Entry;
+use crate::engine::glob::glob_match;
+use crate::engine::numeric::parse_i64;
+use crate::engine::{Str, Value};
+use crate::spec;
+
+const NONE: (i32, i32, i32) = (0, 0, 0);
+const KEY1: (i32, i32, i32) = (1, 1, 1);
+const KEY2: (i32, i32, i32) = (1, 2, 1);
+const ALL: (i32, i32, i32) = (1, -1, 1);
+const OBJ_KEY: (i32, i32, i32) = (2, 2, 1);
+
+/// Redis's `OBJ_SHARED_REFCOUNT`: what OBJECT REFCOUNT says for shared integers.
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+/// Integers below this are shared objects in Redis (`OBJ_SHARED_INTEGERS`).
+const SHARED_INTEGERS: i64 = 10_000;
+/// Redis's `LFU_INIT_VAL`: the counter a fresh key starts with.
+const LFU_INIT_VAL: i64 = 5;
+/// Flushes of fewer keys than this are freed inline even when ASYNC.
+const LAZYFREE_THRESHOLD: usize = 64;
+
+#[rustfmt::skip]
+static OBJECT_SUBS: [CommandSpec; 5] = [
+    spec!("encoding", 3, READONLY, OBJ_KEY, object_encoding, "keyspace", "2.2.3", "Returns the internal encoding of a Redis object.", ["keyspace", "read", "slow"]),
+    spec!("freq", 3, READONLY, OBJ_KEY, object_freq, "keyspace", "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", ["keyspace", "read", "slow"]),
+    spec!("help", 2, LOADING | STALE, NONE, object_help, "keyspace", "6.2.0", "Returns helpful text about the different subcommands.", ["keyspace", "slow"]),
+    spec!("idletime", 3, READONLY, OBJ_KEY, object_idletime, "keyspace", "2.2.3", "Returns the time since the last access to a Redis object.", ["keyspace", "read", "slow"]),
+    spec!("refcount", 3, READONLY, OBJ_KEY, object_refcount, "keyspace", "2.2.3", "Returns the reference count of a value of a key.", ["keyspace", "read", "slow"]),
+];
+
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 25] = [
+    spec!("del", -2, WRITE, ALL, del, "keyspace", "1.0.0", "Deletes one or more keys.", ["keyspace", "write", "slow"]),
+    spec!("unlink", -2, WRITE | FAST, ALL, del, "keyspace", "4.0.0", "Asynchronously deletes one or more keys.", ["keyspace", "write", "fast"]),
+    spec!("exists", -2, READONLY | FAST, ALL, exists, "keyspace", "1.0.0", "Determines whether one or more keys exist.", ["keyspace", "read", "fast"]),
+    spec!("type", 2, READONLY | FAST, KEY1, type_cmd, "keyspace", "1.0.0", "Determines the type of value stored at a key.", ["keyspace", "read", "fast"]),
+    spec!("touch", -2, READONLY | FAST, ALL, touch, "keyspace", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", ["keyspace", "read", "fast"]),
+    spec!("expire", -3, WRITE | FAST, KEY1, expire, "keyspace", "1.0.0", "Sets the expiration time of a key in seconds.", ["keyspace", "write", "fast"]),
+    spec!("pexpire", -3, WRITE | FAST, KEY1, pexpire, "keyspace", "2.6.0", "Sets the expiration time of a key in milliseconds.", ["keyspace", "write", "fast"]),
+    spec!("expireat", -3, WRITE | FAST, KEY1, expireat, "keyspace", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", ["keyspace", "write", "fast"]),
+    spec!("pexpireat", -3, WRITE | FAST, KEY1, pexpireat, "keyspace", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", ["keyspace", "write", "fast"]),
+    spec!("ttl", 2, READONLY | FAST, KEY1, ttl, "keyspace", "1.0.0", "Returns the expiration time in seconds of a key.", ["keyspace", "read", "fast"]),
+    spec!("pttl", 2, READONLY | FAST, KEY1, pttl, "keyspace", "2.6.0", "Returns the expiration time in milliseconds of a key.", ["keyspace", "read", "fast"]),
+    spec!("expiretime", 2, READONLY | FAST, KEY1, expiretime, "keyspace", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", ["keyspace", "read", "fast"]),
+    spec!("pexpiretime", 2, READONLY | FAST, KEY1, pexpiretime, "keyspace", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", ["keyspace", "read", "fast"]),
+    spec!("persist", 2, WRITE | FAST, KEY1, persist, "keyspace", "2.2.0", "Removes the expiration time of a key.", ["keyspace", "write", "fast"]),
+    spec!("keys", 2, READONLY, NONE, keys, "keyspace", "1.0.0", "Returns all key names that match a pattern.", ["keyspace", "read", "slow", "dangerous"]),
+    spec!("scan", -2, READONLY, NONE, scan, "keyspace", "2.8.0", "Iterates over the key names in the database.", ["keyspace", "read", "slow"]),
+    spec!("randomkey", 1, READONLY, NONE, randomkey, "keyspace", "1.0.0", "Returns a random key name from the database.", ["keyspace", "read", "slow"]),
+    spec!("dbsize", 1, READONLY | FAST, NONE, dbsize, "server", "1.0.0", "Returns the number of keys in the database.", ["keyspace", "read", "fast"]),
+    spec!("rename", 3, WRITE, KEY2, rename, "keyspace", "1.0.0", "Renames a key and overwrites the destination.", ["keyspace", "write", "slow"]),
+    spec!("renamenx", 3, WRITE | FAST, KEY2, renamenx, "keyspace", "1.0.0", "Renames a key only when the target key name doesn't exist.", ["keyspace", "write", "fast"]),
+    spec!("copy", -3, WRITE | DENYOOM, KEY2, copy, "keyspace", "6.2.0", "Copies the value of a key to a new key.", ["keyspace", "write", "slow"]),
+    spec!("move", 3, WRITE | FAST, KEY1, move_cmd, "keyspace", "1.0.0", "Moves a key to another database.", ["keyspace", "write", "fast"]),
+    spec!("flushdb", -1, WRITE, NONE, flushdb, "server", "1.0.0", "Remove all keys from the current database.", ["keyspace", "write", "slow", "dangerous"]),
+    spec!("flushall", -1, WRITE, NONE, flushall, "server", "1.0.0", "Removes all keys from all databases.", ["keyspace", "write", "slow", "dangerous"]),
+    CommandSpec { subcommands: &OBJECT_SUBS, ..spec!("object", -2, 0, NONE, object_container, "keyspace", "2.2.3", "A container for object introspection commands.", ["slow"]) },
+];
+
+pub fn register(r: &mut Registry) {
+    r.add(&SPECS);
+}
+
+// ------------------------------------------------------------ shared helpers
+
+/// Look `key` up for a read that must not count as an access (Redis's
+/// `LOOKUP_NOTOUCH`): lazy expiry applies and keyspace hits/misses count.
+fn read_peek<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c Entry> {
+    let now = ctx.now;
+    let srv = &mut *ctx.srv;
+    let e = srv.keyspace.dbs[ctx.db].peek(key, now);
+    count_lookup(&mut srv.stats, e.is_some());
+    e
+}
+
+fn count_lookup(stats: &mut crate::server::Stats, hit: bool) {
+    if hit {
+        stats.keyspace_hits += 1;
+    } else {
+        stats.keyspace_misses += 1;
+    }
+}
+
+/// True if the entry's time has come (it is only waiting to be reclaimed).
+fn is_expired(e: &Entry, now_ms: i64) -> bool {
+    e.expire_at().is_some_and(|at| at <= now_ms)
+}
+
+/// Parse a database index the way Redis's `getIntFromObjectOrReply` plus
+/// `selectDb` do, with their error texts.
+pub fn parse_db_index(arg: &[u8], databases: usize) -> Result<usize, &'static str> {
+    let Some(i) = parse_i64(arg) else { return Err("ERR value is not an integer or out of range") };
+    if i32::try_from(i).is_err() {
+        return Err("ERR value is out of range, value must between -2147483648 and 2147483647");
+    }
+    if i < 0 || i as usize >= databases {
+        return Err("ERR DB index is out of range");
+    }
+    Ok(i as usize)
+}
+
+/// Parse a SCAN cursor like Redis's `strtoul` check: optional sign (a
+/// negative value wraps), no leading space, no trailing bytes, no overflow.
+/// The empty string is cursor 0, as in Redis.
+pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
+    let (neg, digits) = match arg.first() {
+        None => return Some(0),
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        Some(_) => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add((d - b'0') as u64)?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+/// The options of SCAN, HSCAN, SSCAN and ZSCAN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanOpts<'a> {
+    pub count: usize,
+    /// `None` when absent or exactly `*` (Redis skips matching then).
+    pub pattern: Option<&'a [u8]>,
+    /// SCAN TYPE (only SCAN itself accepts it).
+    pub type_name: Option<&'a [u8]>,
+}
+
+/// Parse `[MATCH pattern] [COUNT n] [TYPE t]` from argument `from` on.
+pub fn parse_scan_opts<'a>(argv: &Argv<'a>, from: usize, allow_type: bool) -> Result<ScanOpts<'a>, &'static str> {
+    let mut opts = ScanOpts { count: 10, pattern: None, type_name: None };
+    let mut i = from;
+    while i < argv.len() {
+        let has_value = i + 1 < argv.len();
+        if argv.is(i, "count") && has_value {
+            match parse_i64(argv.get(i + 1)) {
+                None => return Err("ERR value is not an integer or out of range"),
+                Some(n) if n < 1 => return Err("ERR syntax error"),
+                Some(n) => opts.count = usize::try_from(n).unwrap_or(usize::MAX),
+            }
+        } else if argv.is(i, "match") && has_value {
+            let p = argv.get(i + 1);
+            opts.pattern = (p != b"*").then_some(p);
+        } else if allow_type && argv.is(i, "type") && has_value {
+            opts.type_name = Some(argv.get(i + 1));
+        } else {
+            return Err("ERR syntax error");
+        }
+        i += 2;
+    }
+    Ok(opts)
+}
+
+/// FLUSHDB/FLUSHALL `[ASYNC|SYNC]`: `Ok(true)` to free in the background.
+fn parse_flush_mode(ctx: &Ctx, argv: &Argv) -> Result<bool, ()> {
+    match argv.len() {
+        1 => Ok(ctx.srv.config.lazyfree_lazy_user_flush),
+        2 if argv.is(1, "async") => Ok(true),
+        2 if argv.is(1, "sync") => Ok(false),
+        _ => Err(()),
+    }
+}
+
+/// Free a detached table, on a background thread if asked and worth it.
+fn dispose<T: Send + 'static>(table: T, len: usize, lazy: bool) {
+    if lazy && len >= LAZYFREE_THRESHOLD {
+        std::thread::spawn(move || drop(table));
+    }
+}
+
+// ------------------------------------------------------------ existence
+
+fn del(ctx: &mut Ctx, argv: &Argv) {
+    let now = ctx.now;
+    let db = ctx.dbm();
+    let mut n = 0;
+    for key in argv.iter_from(1) {
+        if db.contains(key, now) && db.remove(key).is_some() {
+            n += 1;
+        }
+    }
+    ctx.dirty(n);
+    ctx.r.int(n as i64);
+}
+
+fn exists(ctx: &mut Ctx, argv: &Argv) {
+    let n = argv.iter_from(1).filter(|k| read_peek(ctx, k).is_some()).count();
+    ctx.r.int(n as i64);
+}
+
+fn type_cmd(ctx: &mut Ctx, argv: &Argv) {
+    let name = read_peek(ctx, argv.get(1)).map_or("none", |e| e.value.type_name());
+    ctx.r.simple(name.as_bytes());
+}
+
+fn touch(ctx: &mut Ctx, argv: &Argv) {
+    let now = ctx.now;
+    let mut n = 0;
+    for key in argv.iter_from(1) {
+        let srv = &mut *ctx.srv;
+        let hit = srv.keyspace.dbs[ctx.db].get(key, now).is_some();
+        count_lookup(&mut srv.stats, hit);
+        n += hit as i64;
+    }
+    ctx.r.int(n);
+}
+
+// ------------------------------------------------------------ expiry
+
+/// EXPIRE's NX/XX/GT/LT options.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct ExpireFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+}
+
+fn parse_expire_flags(argv: &Argv) -> Result<ExpireFlags, String> {
+    let mut f = ExpireFlags::default();
+    for (i, opt) in argv.iter_from(3).enumerate() {
+        let slot = match opt.to_ascii_lowercase().as_slice() {
+            b"nx" => &mut f.nx,
+            b"xx" => &mut f.xx,
+            b"gt" => &mut f.gt,
+            b"lt" => &mut f.lt,
+            _ => return Err(format!("ERR Unsupported option {}", String::from_utf8_lossy(argv.get(3 + i)))),
+        };
+        *slot = true;
+    }
+    if f.nx && (f.xx || f.gt || f.lt) {
+        return Err("ERR NX and XX, GT or LT options at the same time are not compatible".into());
+    }
+    if f.gt && f.lt {
+        return Err("ERR GT and LT options at the same time are not compatible".into());
+    }
+    Ok(f)
+}
+
+impl ExpireFlags {
+    /// Whether the new deadline `when` may replace `current` (None: no TTL).
+    fn allows(self, current: Option<i64>, when: i64) -> bool {
+        match current {
+            None => !self.xx && !self.gt,
+            Some(_) if self.nx => false,
+            Some(cur) if self.gt => when > cur,
+            Some(cur) if self.lt => when < cur,
+            Some(_) => true,
+        }
+    }
+}
+
+/// The absolute deadline in ms for `arg` in `unit_ms` units after `base`,
+/// or None on overflow (Redis: "invalid expire time").
+fn deadline(arg: i64, unit_ms: i64, base: i64) -> Option<i64> {
+    arg.checked_mul(unit_ms)?.checked_add(base)
+}
+
+fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
+    let flags = match parse_expire_flags(argv) {
+        Ok(f) => f,
+        Err(msg) => return ctx.r.error(&msg),
+    };
+    let Some(arg) = parse_i64(argv.get(2)) else { return ctx.not_integer() };
+    let now = ctx.now;
+    let Some(when) = deadline(arg, unit_ms, if relative { now } else { 0 }) else {
+        let name = String::from_utf8_lossy(argv.get(0)).to_ascii_lowercase();
+        return ctx.r.error(&format!("ERR invalid expire time in '{name}' command"));
+    };
+    let key = argv.get(1);
+    let db = ctx.dbm();
+    let Some(e) = db.get(key, now) else { return ctx.r.int(0) };
+    if !flags.allows(e.expire_at(), when) {
+        return ctx.r.int(0);
+    }
+    if when <= now {
+        db.remove(key);
+    } else {
+        db.set_expire(key, Some(when));
+    }
+    ctx.dirty(1);
+    ctx.r.int(1);
+}
+
+fn expire(ctx: &mut Ctx, argv: &Argv) {
+    expire_generic(ctx, argv, 1000, true);
+}
+fn pexpire(ctx: &mut Ctx, argv: &Argv) {
+    expire_generic(ctx, argv, 1, true);
+}
+fn expireat(ctx: &mut Ctx, argv: &Argv) {
+    expire_generic(ctx, argv, 1000, false);
+}
+fn pexpireat(ctx: &mut Ctx, argv: &Argv) {
+    expire_generic(ctx, argv, 1, false);
+}
+
+/// TTL and friends: -2 missing, -1 no expiry, else the (rounded) time.
+fn ttl_generic(ctx: &mut Ctx, argv: &Argv, in_ms: bool, absolute: bool) {
+    let now = ctx.now;
+    let v = match read_peek(ctx, argv.get(1)) {
+        None => -2,
+        Some(e) => match e.expire_at() {
+            None => -1,
+            Some(at) => {
+                let t = if absolute { at } else { at - now }.max(0);
+                if in_ms {
+                    t
+                } else {
+                    (t + 500) / 1000
+                }
+            }
+        },
+    };
+    ctx.r.int(v);
+}
+
+fn ttl(ctx: &mut Ctx, argv: &Argv) {
+    ttl_generic(ctx, argv, false, false);
+}
+fn pttl(ctx: &mut Ctx, argv: &Argv) {
+    ttl_generic(ctx, argv, true, false);
+}
+fn expiretime(ctx: &mut Ctx, argv: &Argv) {
+    ttl_generic(ctx, argv, false, true);
+}
+fn pexpiretime(ctx: &mut Ctx, argv: &Argv) {
+    ttl_generic(ctx, argv, true, true);
+}
+
+fn persist(ctx: &mut Ctx, argv: &Argv) {
+    let (now, key) = (ctx.now, argv.get(1));
+    let db = ctx.dbm();
+    let had_ttl = db.get(key, now).is_some_and(|e| e.expire_at().is_some());
+    if had_ttl {
+        db.set_expire(key, None);
+        ctx.dirty(1);
+    }
+    ctx.r.int(had_ttl as i64);
+}
+
+// ------------------------------------------------------------ iteration
+
+fn keys(ctx: &mut Ctx, argv: &Argv) {
+    let pattern = argv.get(1);
+    let all = pattern == b"*";
+    let now = ctx.now;
+    let db = &ctx.srv.keyspace.dbs[ctx.db];
+    let found: Vec<&[u8]> = db
+        .iter()
+        .filter(|(k, e)| (all || glob_match(pattern, k, false)) && !is_expired(e, now))
+        .map(|(k, _)| k)
+        .collect();
+    ctx.r.array(found.len());
+    for k in found {
+        ctx.r.bulk(k);
+    }
+}
+
+fn scan(ctx: &mut Ctx, argv: &Argv) {
+    let Some(mut cursor) = parse_scan_cursor(argv.get(1)) else { return ctx.r.error("ERR invalid cursor") };
+    let opts = match parse_scan_opts(argv, 2, true) {
+        Ok(o) => o,
+        Err(msg) => return ctx.r.error(msg),
+    };
+    let now = ctx.now;
+    let db = ctx.dbm();
+    let mut found: Vec<(Vec<u8>, &'static str)> = Vec::new();
+    // Like Redis: visit buckets until COUNT keys or 10*COUNT empty-ish steps.
+    let mut budget = opts.count.saturating_mul(10);
+    loop {
+        cursor = db.scan(cursor, |k, e| found.push((k.to_vec(), e.value.type_name())));
+        if cursor == 0 || budget == 0 || found.len() >= opts.count {
+            break;
+        }
+        budget -= 1;
+    }
+    found.retain(|(k, ty)| {
+        opts.pattern.is_none_or(|p| glob_match(p, k, false))
+            && opts.type_name.is_none_or(|t| t.eq_ignore_ascii_case(ty.as_bytes()))
+            && db.peek(k, now).is_some()
+    });
+    let r = &mut ctx.r;
+    r.array(2);
+    r.bulk(cursor.to_string().as_bytes());
+    r.array(found.len());
+    for (k, _) in &found {
+        r.bulk(k);
+    }
+}
+
+fn randomkey(ctx: &mut Ctx, _argv: &Argv) {
+    match ctx.srv.keyspace.random_key(ctx.db, ctx.now) {
+        Some(k) => ctx.r.bulk(&k),
+        None => ctx.r.null(),
+    }
+}
+
+fn dbsize(ctx: &mut Ctx, _argv: &Argv) {
+    let n = ctx.dbm().len();
+    ctx.r.int(n as i64);
+}
+
+// ------------------------------------------------------------ rename, copy, move
+
+fn rename_generic(ctx: &mut Ctx, argv: &Argv, nx: bool) {
+    let (src, dst, now) = (argv.get(1), argv.get(2), ctx.now);
+    let db = ctx.dbm();
+    if db.get(src, now).is_none() {
+        return ctx.r.error("ERR no such key");
+    }
+    let reply_ok = |ctx: &mut Ctx| if nx { ctx.r.int(1) } else { ctx.r.ok() };
+    if src == dst {
+        return if nx { ctx.r.int(0) } else { ctx.r.ok() };
+    }
+    if nx && db.get(dst, now).is_some() {
+        return ctx.r.int(0);
+    }
+    db.rename(src, dst);
+    ctx.dirty(1);
+    reply_ok(ctx);
+}
+
+fn rename(ctx: &mut Ctx, argv: &Argv) {
+    rename_generic(ctx, argv, false);
+}
+fn renamenx(ctx: &mut Ctx, argv: &Argv) {
+    rename_generic(ctx, argv, true);
+}
+
+fn copy(ctx: &mut Ctx, argv: &Argv) {
+    let (src, dst, now) = (argv.get(1), argv.get(2), ctx.now);
+    let (mut replace, mut dst_db) = (false, ctx.db);
+    let mut j = 3;
+    while j < argv.len() {
+        if argv.is(j, "replace") {
+            replace = true;
+        } else if argv.is(j, "db") && j + 1 < argv.len() {
+            match parse_db_index(argv.get(j + 1), ctx.srv.keyspace.dbs.len()) {
+                Ok(i) => dst_db = i,
+                Err(msg) => return ctx.r.error(msg),
+            }
+            j += 1;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    if dst_db == ctx.db && src == dst {
+        return ctx.r.error("ERR source and destination objects are the same");
+    }
+    let srv = &mut *ctx.srv;
+    let found = srv.keyspace.dbs[ctx.db].get(src, now).map(|e| e.fresh_copy(now));
+    count_lookup(&mut srv.stats, found.is_some());
+    let Some(entry) = found else { return ctx.r.int(0) };
+    let target = &mut srv.keyspace.dbs[dst_db];
+    if !replace && target.get(dst, now).is_some() {
+        return ctx.r.int(0);
+    }
+    target.insert_entry(dst, entry);
+    ctx.dirty(1);
+    ctx.r.int(1);
+}
+
+fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
+    let (key, now) = (argv.get(1), ctx.now);
+    let dst = match parse_db_index(argv.get(2), ctx.srv.keyspace.dbs.len()) {
+        Ok(i) => i,
+        Err(msg) => return ctx.r.error(msg),
+    };
+    if dst == ctx.db {
+        return ctx.r.error("ERR source and destination objects are the same");
+    }
+    let dbs = &mut ctx.srv.keyspace.dbs;
+    if dbs[ctx.db].get(key, now).is_none() || dbs[dst].get(key, now).is_some() {
+        return ctx.r.int(0);
+    }
+    let entry = dbs[ctx.db].remove(key).expect("looked up just above");
+    dbs[dst].insert_entry(key, entry);
+    ctx.dirty(1);
+    ctx.r.int(1);
+}
+
+// ------------------------------------------------------------ flush
+
+fn flushdb(ctx: &mut Ctx, argv: &Argv) {
+    let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
+    let old = ctx.dbm().clear();
+    let n = old.len();
+    dispose(old, n, lazy);
+    ctx.dirty(n as u64);
+    ctx.r.ok();
+}
+
+fn flushall(ctx: &mut Ctx, argv: &Argv) {
+    let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
+    let old: Vec<_> = ctx.srv.keyspace.dbs.iter_mut().map(|db| db.clear()).collect();
+    let n: usize = old.iter().map(|d| d.len()).sum();
+    dispose(old, n, lazy);
+    // Redis counts the removed keys plus one for the flush itself.
+    ctx.dirty(n as u64 + 1);
+    ctx.r.ok();
+}
+
+// ------------------------------------------------------------ OBJECT
+
+fn object_container(ctx: &mut Ctx, _argv: &Argv) {
+    // The registry resolves `object <sub>`; arity keeps bare OBJECT out.
+    ctx.r.error("ERR unknown subcommand. Try OBJECT HELP.");
+}
+
+fn lfu_policy(ctx: &Ctx) -> bool {
+    ctx.srv.config.maxmemory_policy.to_ascii_lowercase().contains("lfu")
+}
+
+fn idle_secs(e: &Entry, now_ms: i64) -> i64 {
+    ((now_ms / 1000) as u32).saturating_sub(e.access) as i64
+}
+
+const POLICY_NOTE: &str =
+    "Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+fn object_encoding(ctx: &mut Ctx, argv: &Argv) {
+    match read_peek(ctx, argv.get(2)).map(|e| e.value.encoding()) {
+        Some(enc) => ctx.r.bulk(enc.as_bytes()),
+        None => ctx.r.null(),
+    }
+}
+
+fn object_freq(ctx: &mut Ctx, argv: &Argv) {
+    let now = ctx.now;
+    let Some(idle) = read_peek(ctx, argv.get(2)).map(|e| idle_secs(e, now)) else { return ctx.r.null() };
+    if !lfu_policy(ctx) {
+        return ctx.r.error(&format!(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. {POLICY_NOTE}"
+        ));
+    }
+    // Access counts are not tracked: report a fresh key's counter decayed
+    // by one per idle minute (lfu-decay-time 1), as Redis would without hits.
+    ctx.r.int((LFU_INIT_VAL - idle / 60).max(0));
+}
+
+fn object_idletime(ctx: &mut Ctx, argv: &Argv) {
+    let now = ctx.now;
+    let Some(idle) = read_peek(ctx, argv.get(2)).map(|e| idle_secs(e, now)) else { return ctx.r.null() };
+    if lfu_policy(ctx) {
+        return ctx.r.error(&format!("ERR An LFU maxmemory policy is selected, idle time not tracked. {POLICY_NOTE}"));
+    }
+    ctx.r.int(idle);
+}
+
+fn object_refcount(ctx: &mut Ctx, argv: &Argv) {
+    let shared_ok = ctx.srv.config.maxmemory == 0 || {
+        let p = ctx.srv.config.maxmemory_policy.to_ascii_lowercase();
+        !p.contains("lru") && !p.contains("lfu")
+    };
+    let Some(e) = read_peek(ctx, argv.get(2)) else { return ctx.r.null() };
+    let shared = matches!(e.value, Value::Str(Str::Int(i)) if (0..SHARED_INTEGERS).contains(&i));
+    ctx.r.int(if shared && shared_ok { SHARED_REFCOUNT } else { 1 });
+}
+
+const OBJECT_HELP: &[&str] = &[
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn object_help(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.r.array(OBJECT_HELP.len());
+    for line in OBJECT_HELP {
+        ctx.r.simple(line.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_cursor_parsing_follows_strtoul() {
+        assert_eq!(parse_scan_cursor(b""), Some(0));
+        assert_eq!(parse_scan_cursor(b"0"), Some(0));
+        assert_eq!(parse_scan_cursor(b"+17"), Some(17));
+        assert_eq!(parse_scan_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_scan_cursor(b"18446744073709551615"), Some(u64::MAX));
+        for bad in [&b"18446744073709551616"[..], b" 1", b"1 ", b"+", b"-", b"x", b"1x"] {
+            assert_eq!(parse_scan_cursor(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn db_index_errors() {
+        assert_eq!(parse_db_index(b"3", 16), Ok(3));
+        assert_eq!(parse_db_index(b"16", 16), Err("ERR DB index is out of range"));
+        assert_eq!(parse_db_index(b"-1", 16), Err("ERR DB index is out of range"));
+        assert!(parse_db_index(b"3000000000", 16).unwrap_err().contains("must between"));
+        assert!(parse_db_index(b"x", 16).unwrap_err().contains("not an integer"));
+    }
+
+    #[test]
+    fn expire_flag_rules() {
+        let f = |nx, xx, gt, lt| ExpireFlags { nx, xx, gt, lt };
+        assert!(f(true, false, false, false).allows(None, 5));
+        assert!(!f(true, false, false, false).allows(Some(1), 5));
+        assert!(!f(false, true, false, false).allows(None, 5));
+        assert!(!f(false, false, true, false).allows(None, 5));
+        assert!(f(false, false, true, false).allows(Some(4), 5));
+        assert!(!f(false, false, true, false).allows(Some(5), 5));
+        assert!(f(false, false, false, true).allows(None, 5));
+        assert!(!f(false, false, false, true).allows(Some(5), 5));
+        assert!(f(false, true, false, true).allows(Some(6), 5));
+        assert_eq!(deadline(i64::MAX / 1000 + 1, 1000, 0), None);
+        assert_eq!(deadline(i64::MAX - 5, 1, 10), None);
+        assert_eq!(deadline(-3, 1000, 10_000), Some(7_000));
+    }
+}
