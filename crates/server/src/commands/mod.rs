@@ -1,12 +1,16 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
+pub mod bitmap;
 pub mod conn;
+pub mod string;
 
 use crate::dispatch::Registry;
 
 /// Register every command group.
 pub fn register_all(r: &mut Registry) {
     conn::register(r);
+    string::register(r);
+    bitmap::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.
