@@ -76,12 +76,17 @@ fn int_arg(arg: &[u8]) -> Result<i64, BitError> {
     parse_i64(arg).ok_or(BitError("ERR value is not an integer or out of range"))
 }
 
-/// BITCOUNT's optional `start end [BYTE|BIT]`.
+/// BITCOUNT's optional `start end [BYTE|BIT]`; an inverted negative range
+/// becomes an empty one, whatever the unit word says.
 fn bitcount_range(argv: &Argv) -> Result<Option<(i64, i64, Unit)>, BitError> {
     match argv.len() {
         2 => Ok(None),
         4 | 5 => {
             let (start, end) = (int_arg(argv.get(2))?, int_arg(argv.get(3))?);
+            if start < 0 && end < 0 && start > end {
+                // Redis 7.0 replies 0 here before it looks at the unit.
+                return Ok(Some((1, 0, Unit::Byte)));
+            }
             let unit = if argv.len() == 5 { Unit::parse(argv.get(4))? } else { Unit::Byte };
             Ok(Some((start, end, unit)))
         }
