@@ -81,7 +81,10 @@ fn bitop() {
     assert_eq!(c.cmd(&["GET", "d"]), bulk("foo"));
     assert_eq!(c.cmd(&["BITOP", "NOT", "d", "x1"]), int(3));
     assert_eq!(c.raw_cmd(&["GET", "d"]), b"$3\r\n\x99\x90\x90\r\n");
-    assert_eq!(c.cmd(&["BITOP", "NOT", "d", "x1", "x2"]), err("ERR BITOP NOT must be called with a single source key."));
+    assert_eq!(
+        c.cmd(&["BITOP", "NOT", "d", "x1", "x2"]),
+        err("ERR BITOP NOT must be called with a single source key.")
+    );
     assert_eq!(c.cmd(&["BITOP", "NAND", "d", "x1"]), err("ERR syntax error"));
     // All sources empty: the destination is deleted.
     assert_eq!(c.cmd(&["BITOP", "AND", "d", "nope1", "nope2"]), int(0));
@@ -107,7 +110,10 @@ fn bitfield_and_bitfield_ro() {
     assert_eq!(c.cmd(&["BITFIELD", "bf", "GET", "u8"]), err("ERR syntax error"));
     assert_eq!(c.cmd(&["BITFIELD", "bf", "GET", "u8", "-1"]), err(BAD_OFFSET));
     assert_eq!(c.cmd(&["BITFIELD_RO", "bf", "GET", "u8", "0"]), arr(vec![int(212)]));
-    assert_eq!(c.cmd(&["BITFIELD_RO", "bf", "SET", "u8", "0", "1"]), err("ERR BITFIELD_RO only supports the GET subcommand"));
+    assert_eq!(
+        c.cmd(&["BITFIELD_RO", "bf", "SET", "u8", "0", "1"]),
+        err("ERR BITFIELD_RO only supports the GET subcommand")
+    );
     // GET-only never creates the key; a write does, even when FAIL skips it.
     assert_eq!(c.cmd(&["BITFIELD", "new", "GET", "u8", "0"]), arr(vec![int(0)]));
     assert_eq!(c.cmd(&["STRLEN", "new"]), int(0));

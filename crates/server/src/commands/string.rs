@@ -116,10 +116,15 @@ enum ExpiryKind {
 
 impl ExpiryKind {
     fn parse(word: &[u8]) -> Option<ExpiryKind> {
-        [(&b"ex"[..], ExpiryKind::Ex), (b"px", ExpiryKind::Px), (b"exat", ExpiryKind::ExAt), (b"pxat", ExpiryKind::PxAt)]
-            .into_iter()
-            .find(|(name, _)| word.eq_ignore_ascii_case(name))
-            .map(|(_, k)| k)
+        [
+            (&b"ex"[..], ExpiryKind::Ex),
+            (b"px", ExpiryKind::Px),
+            (b"exat", ExpiryKind::ExAt),
+            (b"pxat", ExpiryKind::PxAt),
+        ]
+        .into_iter()
+        .find(|(name, _)| word.eq_ignore_ascii_case(name))
+        .map(|(_, k)| k)
     }
     fn in_seconds(self) -> bool {
         matches!(self, ExpiryKind::Ex | ExpiryKind::ExAt)
@@ -349,7 +354,7 @@ fn mset_all(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn mset_arity_ok(ctx: &mut Ctx, argv: &Argv, name: &str) -> bool {
-    if argv.len() % 2 == 0 {
+    if argv.len() % 2 != 1 {
         ctx.r.error(&format!("ERR wrong number of arguments for '{name}' command"));
         return false;
     }
