@@ -429,6 +429,8 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &Argv) {
     let current = match db.get_str(key, now) {
         Err(e) => return r.error(e.message()),
         Ok(None) => b"0".to_vec(),
+        // Redis's string2ld refuses 5120+ bytes; skip copying such a value.
+        Ok(Some(s)) if s.len() >= 5120 => return r.error(EngineError::NotFloat.message()),
         Ok(Some(s)) => s.bytes(&mut Vec::new()).to_vec(),
     };
     let sum = match numeric::incr_by_float(&current, argv.get(2)) {
