@@ -6,6 +6,9 @@ pub mod conn;
 pub mod info;
 pub mod server;
 pub mod keys;
+pub mod bitmap;
+pub mod conn;
+pub mod string;
 
 use crate::dispatch::Registry;
 
@@ -15,6 +18,8 @@ pub fn register_all(r: &mut Registry) {
     client::register(r);
     server::register(r);
     keys::register(r);
+    string::register(r);
+    bitmap::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.
