@@ -100,24 +100,13 @@ fn decode_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>,
     Ok(Some(frame))
 }
 
-fn decode_aggregate(
-    kind: u8,
-    n: i64,
-    buf: &[u8],
-    pos: &mut usize,
-    depth: usize,
-) -> Result<Option<Frame>, FrameError> {
+fn decode_aggregate(kind: u8, n: i64, buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, FrameError> {
     if n < 0 {
         return Ok(Some(Frame::Null));
     }
     let n = n as usize;
     let pairs = matches!(kind, b'%' | b'|');
-    let count = if pairs {
-        n.checked_mul(2)
-            .ok_or_else(|| FrameError("length".into()))?
-    } else {
-        n
-    };
+    let count = if pairs { n.checked_mul(2).ok_or_else(|| FrameError("length".into()))? } else { n };
     // Cap preallocation: the length is untrusted until elements arrive.
     let mut items = Vec::with_capacity(count.min(4096));
     for _ in 0..count {

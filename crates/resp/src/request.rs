@@ -68,10 +68,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_bulk_len: 512 * 1024 * 1024,
-            auth_required: false,
-        }
+        Limits { max_bulk_len: 512 * 1024 * 1024, auth_required: false }
     }
 }
 
@@ -107,12 +104,7 @@ impl RequestParser {
     }
 
     /// Parse the frame at the start of `buf` into `args`.
-    pub fn parse(
-        &mut self,
-        buf: &[u8],
-        args: &mut Args,
-        lim: Limits,
-    ) -> Result<Parsed, ProtocolError> {
+    pub fn parse(&mut self, buf: &[u8], args: &mut Args, lim: Limits) -> Result<Parsed, ProtocolError> {
         if self.remaining == 0 {
             if buf.is_empty() {
                 return Ok(Parsed::Incomplete { need_at_least: 1 });
@@ -127,11 +119,7 @@ impl RequestParser {
                     self.remaining = n;
                     args.ranges.reserve(n.min(1024));
                 }
-                None => {
-                    return Ok(Parsed::Incomplete {
-                        need_at_least: buf.len() + 1,
-                    })
-                }
+                None => return Ok(Parsed::Incomplete { need_at_least: buf.len() + 1 }),
             }
         }
         while self.remaining > 0 {
@@ -139,11 +127,7 @@ impl RequestParser {
                 Some(l) => l,
                 None => match self.bulk_header(buf, lim)? {
                     Some(l) => l,
-                    None => {
-                        return Ok(Parsed::Incomplete {
-                            need_at_least: buf.len() + 1,
-                        })
-                    }
+                    None => return Ok(Parsed::Incomplete { need_at_least: buf.len() + 1 }),
                 },
             };
             // Like Redis, the two bytes after the payload are skipped unchecked.
@@ -159,11 +143,7 @@ impl RequestParser {
         Ok(Parsed::Frame(std::mem::take(&mut self.pos)))
     }
 
-    fn multibulk_header(
-        &mut self,
-        buf: &[u8],
-        lim: Limits,
-    ) -> Result<Option<usize>, ProtocolError> {
+    fn multibulk_header(&mut self, buf: &[u8], lim: Limits) -> Result<Option<usize>, ProtocolError> {
         let Some(line_end) = find_crlf_line(buf, 0) else {
             if buf.len() > INLINE_MAX_SIZE {
                 return Err(ProtocolError::new("too big mbulk count string"));
@@ -191,10 +171,7 @@ impl RequestParser {
             return Ok(None);
         };
         if rest[0] != b'$' {
-            return Err(ProtocolError(format!(
-                "expected '$', got '{}'",
-                rest[0] as char
-            )));
+            return Err(ProtocolError(format!("expected '$', got '{}'", rest[0] as char)));
         }
         let len = match parse_len(&rest[1..rel_end]) {
             Some(l) if l >= 0 && (l as u64) <= lim.max_bulk_len => l as usize,
@@ -236,15 +213,9 @@ fn parse_inline(buf: &[u8], args: &mut Args) -> Result<Parsed, ProtocolError> {
         if buf.len() > INLINE_MAX_SIZE {
             return Err(ProtocolError::new("too big inline request"));
         }
-        return Ok(Parsed::Incomplete {
-            need_at_least: buf.len() + 1,
-        });
+        return Ok(Parsed::Incomplete { need_at_least: buf.len() + 1 });
     };
-    let line_end = if nl > 0 && buf[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
+    let line_end = if nl > 0 && buf[nl - 1] == b'\r' { nl - 1 } else { nl };
     let Some(words) = crate::splitargs::split_args(&buf[..line_end]) else {
         return Err(ProtocolError::new("unbalanced quotes in request"));
     };

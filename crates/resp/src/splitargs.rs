@@ -118,19 +118,11 @@ mod tests {
     use super::split_args;
 
     fn split(s: &str) -> Option<Vec<String>> {
-        split_args(s.as_bytes()).map(|v| {
-            v.into_iter()
-                .map(|a| String::from_utf8_lossy(&a).into_owned())
-                .collect()
-        })
+        split_args(s.as_bytes()).map(|v| v.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect())
     }
 
     fn ok(s: &str, want: &[&str]) {
-        assert_eq!(
-            split(s),
-            Some(want.iter().map(|w| w.to_string()).collect()),
-            "{s:?}"
-        );
+        assert_eq!(split(s), Some(want.iter().map(|w| w.to_string()).collect()), "{s:?}");
     }
 
     #[test]
@@ -184,10 +176,7 @@ mod tests {
 
     #[test]
     fn nul_ends_the_line() {
-        assert_eq!(
-            split_args(b"a b\0c d"),
-            Some(vec![b"a".to_vec(), b"b".to_vec()])
-        );
+        assert_eq!(split_args(b"a b\0c d"), Some(vec![b"a".to_vec(), b"b".to_vec()]));
         assert_eq!(split_args(b"\"a\0\""), None);
     }
 }

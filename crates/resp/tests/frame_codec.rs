@@ -9,40 +9,22 @@ const SAMPLE: &[u8] = b"*9\r\n+OK\r\n-ERR bad\r\n:-42\r\n$3\r\nfoo\r\n$-1\r\n%1\
 fn decodes_every_type() {
     let (f, n) = decode_frame(SAMPLE).unwrap().unwrap();
     assert_eq!(n, SAMPLE.len());
-    let Frame::Array(items) = f else {
-        panic!("not an array")
-    };
+    let Frame::Array(items) = f else { panic!("not an array") };
     assert_eq!(items[0], Frame::Simple(b"OK".to_vec()));
     assert_eq!(items[1], Frame::Error(b"ERR bad".to_vec()));
     assert_eq!(items[2], Frame::Integer(-42));
     assert_eq!(items[3], Frame::Bulk(b"foo".to_vec()));
     assert_eq!(items[4], Frame::Null);
-    assert_eq!(
-        items[5],
-        Frame::Map(vec![(
-            Frame::Simple(b"k".to_vec()),
-            Frame::Double(b"1.5".to_vec())
-        )])
-    );
-    assert_eq!(
-        items[6],
-        Frame::Set(vec![Frame::Boolean(true), Frame::Null])
-    );
+    assert_eq!(items[5], Frame::Map(vec![(Frame::Simple(b"k".to_vec()), Frame::Double(b"1.5".to_vec()))]));
+    assert_eq!(items[6], Frame::Set(vec![Frame::Boolean(true), Frame::Null]));
     assert_eq!(items[7], Frame::Verbatim(b"txt".to_vec(), b"abcd".to_vec()));
-    assert_eq!(
-        items[8],
-        Frame::Push(vec![Frame::BigNumber(b"12345678901234567890".to_vec())])
-    );
+    assert_eq!(items[8], Frame::Push(vec![Frame::BigNumber(b"12345678901234567890".to_vec())]));
 }
 
 #[test]
 fn every_prefix_is_incomplete_not_an_error() {
     for cut in 0..SAMPLE.len() {
-        assert_eq!(
-            decode_frame(&SAMPLE[..cut]).unwrap(),
-            None,
-            "prefix of {cut} bytes"
-        );
+        assert_eq!(decode_frame(&SAMPLE[..cut]).unwrap(), None, "prefix of {cut} bytes");
     }
 }
 

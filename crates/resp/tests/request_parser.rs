@@ -13,16 +13,9 @@ fn parse_split(input: &[u8], cut: usize) -> Result<Vec<Vec<Vec<u8>>>, String> {
     let mut fed = cut;
     let mut out = Vec::new();
     loop {
-        match parser
-            .parse(&buf, &mut args, Limits::default())
-            .map_err(|e| e.0)?
-        {
+        match parser.parse(&buf, &mut args, Limits::default()).map_err(|e| e.0)? {
             Parsed::Frame(n) => {
-                out.push(
-                    (0..args.len())
-                        .map(|i| args.get(&buf, i).to_vec())
-                        .collect(),
-                );
+                out.push((0..args.len()).map(|i| args.get(&buf, i).to_vec()).collect());
                 buf.drain(..n);
             }
             Parsed::Incomplete { .. } => {
@@ -37,22 +30,13 @@ fn parse_split(input: &[u8], cut: usize) -> Result<Vec<Vec<Vec<u8>>>, String> {
 }
 
 fn words(cmds: &[&[&str]]) -> Vec<Vec<Vec<u8>>> {
-    cmds.iter()
-        .map(|c| c.iter().map(|w| w.as_bytes().to_vec()).collect())
-        .collect()
+    cmds.iter().map(|c| c.iter().map(|w| w.as_bytes().to_vec()).collect()).collect()
 }
 
 #[test]
 fn every_split_point_gives_the_same_commands() {
     let input = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\nPING\r\n*1\r\n$4\r\nPING\r\ninline \"a b\" 'c'\r\n*0\r\n*2\r\n$4\r\nECHO\r\n$0\r\n\r\n";
-    let want = words(&[
-        &["SET", "k", "hello"],
-        &["PING"],
-        &["PING"],
-        &["inline", "a b", "c"],
-        &[],
-        &["ECHO", ""],
-    ]);
+    let want = words(&[&["SET", "k", "hello"], &["PING"], &["PING"], &["inline", "a b", "c"], &[], &["ECHO", ""]]);
     for cut in 0..=input.len() {
         assert_eq!(parse_split(input, cut).unwrap(), want, "split at {cut}");
     }
@@ -63,10 +47,7 @@ fn binary_payloads_are_taken_by_length() {
     let mut input = b"*2\r\n$4\r\nECHO\r\n$6\r\n".to_vec();
     input.extend_from_slice(b"a\r\n\0\xffb\r\n");
     for cut in 0..=input.len() {
-        assert_eq!(
-            parse_split(&input, cut).unwrap(),
-            vec![vec![b"ECHO".to_vec(), b"a\r\n\0\xffb".to_vec()]]
-        );
+        assert_eq!(parse_split(&input, cut).unwrap(), vec![vec![b"ECHO".to_vec(), b"a\r\n\0\xffb".to_vec()]]);
     }
 }
 
@@ -90,24 +71,15 @@ fn protocol_errors_use_redis_wording() {
 #[test]
 fn oversized_lines_are_rejected_not_buffered_forever() {
     let long_inline = vec![b'a'; 70 * 1024];
-    assert_eq!(
-        parse_split(&long_inline, long_inline.len()).unwrap_err(),
-        "too big inline request"
-    );
+    assert_eq!(parse_split(&long_inline, long_inline.len()).unwrap_err(), "too big inline request");
     let mut mbulk = b"*".to_vec();
     mbulk.extend(vec![b'1'; 70 * 1024]);
-    assert_eq!(
-        parse_split(&mbulk, mbulk.len()).unwrap_err(),
-        "too big mbulk count string"
-    );
+    assert_eq!(parse_split(&mbulk, mbulk.len()).unwrap_err(), "too big mbulk count string");
 }
 
 #[test]
 fn unauthenticated_clients_get_small_limits() {
-    let lim = Limits {
-        auth_required: true,
-        ..Limits::default()
-    };
+    let lim = Limits { auth_required: true, ..Limits::default() };
     let mut p = RequestParser::new();
     let mut args = Args::default();
     let err = p.parse(b"*11\r\n", &mut args, lim).unwrap_err();
@@ -131,10 +103,7 @@ fn a_huge_argument_count_is_scanned_once() {
     let mut end = 0;
     let done = loop {
         end = (end + 1024).min(input.len());
-        if let Parsed::Frame(k) = parser
-            .parse(&input[..end], &mut args, Limits::default())
-            .unwrap()
-        {
+        if let Parsed::Frame(k) = parser.parse(&input[..end], &mut args, Limits::default()).unwrap() {
             break k;
         }
     };

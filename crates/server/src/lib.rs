@@ -30,11 +30,7 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     let mut ev = net::EventLoop::bind(srv)?;
     let ports = ev.local_ports();
     log_at!(Notice, "Server initialized");
-    log_at!(
-        Notice,
-        "Ready to accept connections tcp (port {})",
-        ports.first().copied().unwrap_or(0)
-    );
+    log_at!(Notice, "Ready to accept connections tcp (port {})", ports.first().copied().unwrap_or(0));
     ev.run()
 }
 
@@ -42,9 +38,7 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
 /// (CONFIG REWRITE writes back to it; INFO reports it).
 fn config_file_arg() -> String {
     match std::env::args().nth(1) {
-        Some(a) if !a.starts_with("--") => {
-            std::fs::canonicalize(&a).map(|p| p.display().to_string()).unwrap_or(a)
-        }
+        Some(a) if !a.starts_with("--") => std::fs::canonicalize(&a).map(|p| p.display().to_string()).unwrap_or(a),
         _ => String::new(),
     }
 }

@@ -15,12 +15,7 @@ pub fn init(level: LogLevel, logfile: &str) -> std::io::Result<()> {
     let file = if logfile.is_empty() {
         None
     } else {
-        Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(logfile)?,
-        )
+        Some(std::fs::OpenOptions::new().create(true).append(true).open(logfile)?)
     };
     *FILE.lock().unwrap_or_else(|e| e.into_inner()) = file;
     Ok(())
@@ -45,13 +40,7 @@ pub fn write(level: LogLevel, msg: std::fmt::Arguments) {
         LogLevel::Notice => '*',
         _ => '#',
     };
-    let line = format!(
-        "{}:M {} {} {}\n",
-        std::process::id(),
-        timestamp(),
-        mark,
-        msg
-    );
+    let line = format!("{}:M {} {} {}\n", std::process::id(), timestamp(), mark, msg);
     let mut guard = FILE.lock().unwrap_or_else(|e| e.into_inner());
     match guard.as_mut() {
         Some(f) => {
@@ -65,15 +54,11 @@ pub fn write(level: LogLevel, msg: std::fmt::Arguments) {
 
 /// `22 Nov 2026 03:04:34.123` in UTC.
 fn timestamp() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let secs = now.as_secs() as i64;
     let (y, m, d) = civil_from_days(secs.div_euclid(86400));
     let t = secs.rem_euclid(86400);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     format!(
         "{:02} {} {} {:02}:{:02}:{:02}.{:03}",
         d,

@@ -6,10 +6,7 @@ use volley::config::Config;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-v" || a == "--version") {
-        println!(
-            "Volley server v={} (Redis-compatible 7.0.15)",
-            env!("CARGO_PKG_VERSION")
-        );
+        println!("Volley server v={} (Redis-compatible 7.0.15)", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {

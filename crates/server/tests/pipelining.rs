@@ -26,11 +26,7 @@ fn one_write_of_many_commands_gets_every_reply_in_order() {
     let mut writer = c.stream.try_clone().unwrap();
     let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
     for i in 0..n {
-        assert_eq!(
-            c.read_frame(),
-            bulk(&i.to_string()),
-            "reply {i} out of order"
-        );
+        assert_eq!(c.read_frame(), bulk(&i.to_string()), "reply {i} out of order");
     }
     t.join().unwrap();
 }
@@ -52,31 +48,15 @@ fn protocol_error_closes_only_that_connection() {
     let mut bystander = srv.client();
     assert_eq!(bystander.cmd(&["PING"]), simple("PONG"));
     let cases: &[(&[u8], &str)] = &[
-        (
-            b"PING\r\n*1\r\n$abc\r\n",
-            "ERR Protocol error: invalid bulk length",
-        ),
-        (
-            b"PING\r\n*x\r\n",
-            "ERR Protocol error: invalid multibulk length",
-        ),
-        (
-            b"PING\r\n*1\r\n:1\r\n",
-            "ERR Protocol error: expected '$', got ':'",
-        ),
-        (
-            b"PING\r\nECHO \"unbalanced\r\n",
-            "ERR Protocol error: unbalanced quotes in request",
-        ),
+        (b"PING\r\n*1\r\n$abc\r\n", "ERR Protocol error: invalid bulk length"),
+        (b"PING\r\n*x\r\n", "ERR Protocol error: invalid multibulk length"),
+        (b"PING\r\n*1\r\n:1\r\n", "ERR Protocol error: expected '$', got ':'"),
+        (b"PING\r\nECHO \"unbalanced\r\n", "ERR Protocol error: unbalanced quotes in request"),
     ];
     for (input, want) in cases {
         let mut c = srv.client();
         c.send(input);
-        assert_eq!(
-            c.read_frame(),
-            simple("PONG"),
-            "commands before the error still run"
-        );
+        assert_eq!(c.read_frame(), simple("PONG"), "commands before the error still run");
         assert_eq!(c.read_frame(), err(want));
         assert!(c.is_closed(), "connection must close after {want}");
         assert_eq!(bystander.cmd(&["ECHO", "still here"]), bulk("still here"));
@@ -88,32 +68,20 @@ fn big_bulk_over_proto_max_bulk_len_is_refused() {
     let srv = TestServer::start(&["--proto-max-bulk-len", "1mb"]);
     let mut c = srv.client();
     c.send(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n");
-    assert_eq!(
-        c.read_frame(),
-        err("ERR Protocol error: invalid bulk length")
-    );
+    assert_eq!(c.read_frame(), err("ERR Protocol error: invalid bulk length"));
     assert!(c.is_closed());
 }
 
 #[test]
 fn query_buffer_limit_closes_with_a_log_line() {
-    let srv = TestServer::start(&[
-        "--client-query-buffer-limit",
-        "1mb",
-        "--loglevel",
-        "verbose",
-    ]);
+    let srv = TestServer::start(&["--client-query-buffer-limit", "1mb", "--loglevel", "verbose"]);
     let mut c = srv.client();
     // A 4 MB argument is within proto-max-bulk-len but over the query limit.
     c.send(b"*2\r\n$4\r\nECHO\r\n$4000000\r\n");
     c.send(&vec![b'x'; 2_000_000]);
     assert!(c.is_closed());
     std::thread::sleep(Duration::from_millis(100));
-    assert!(
-        srv.log().contains("client-query-buffer-limit"),
-        "log: {}",
-        srv.log()
-    );
+    assert!(srv.log().contains("client-query-buffer-limit"), "log: {}", srv.log());
 }
 
 #[test]
@@ -126,9 +94,7 @@ fn maxclients_rejects_with_redis_error() {
         assert_eq!(c.cmd(&["PING"]), simple("PONG"));
     }
     let mut extra = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
-    extra
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
+    extra.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut got = String::new();
     extra.read_to_string(&mut got).unwrap();
     assert_eq!(got, "-ERR max number of clients reached\r\n");
@@ -141,9 +107,8 @@ fn maxclients_rejects_with_redis_error() {
 fn thousands_of_idle_connections_and_a_pipelined_load() {
     let srv = TestServer::start(&["--maxclients", "10000"]);
     raise_own_fd_limit(12_000);
-    let idle: Vec<std::net::TcpStream> = (0..5000)
-        .map(|_| std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap())
-        .collect();
+    let idle: Vec<std::net::TcpStream> =
+        (0..5000).map(|_| std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap()).collect();
     let mut c = srv.client();
     c.send(&echo_pipeline(10_000));
     for i in 0..10_000 {
@@ -160,10 +125,7 @@ fn thousands_of_idle_connections_and_a_pipelined_load() {
 }
 
 fn raise_own_fd_limit(n: u64) {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: plain syscalls on a stack struct.
     unsafe {
         libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
@@ -213,14 +175,8 @@ fn hundred_thousand_pipelined_pings_cost_few_syscalls() {
     unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
     tracer.wait().unwrap();
     let counts = strace_counts(&std::fs::read_to_string(&out).unwrap());
-    let writes: u64 = ["write", "writev", "sendto", "sendmsg"]
-        .iter()
-        .filter_map(|s| counts.get(*s))
-        .sum();
-    let reads: u64 = ["read", "readv", "recvfrom", "recvmsg"]
-        .iter()
-        .filter_map(|s| counts.get(*s))
-        .sum();
+    let writes: u64 = ["write", "writev", "sendto", "sendmsg"].iter().filter_map(|s| counts.get(*s)).sum();
+    let reads: u64 = ["read", "readv", "recvfrom", "recvmsg"].iter().filter_map(|s| counts.get(*s)).sum();
     eprintln!("100k pipelined PINGs: {writes} write calls, {reads} read calls ({counts:?})");
     assert!(writes > 0, "strace saw no writes: {counts:?}");
     assert!(writes < n as u64 / 100, "{writes} writes for {n} commands");
@@ -238,12 +194,7 @@ fn rss_kib(pid: u32) -> u64 {
 /// benchmark's 2M GETs; the small spill threshold exercises the disk path).
 #[test]
 fn never_reading_client_stays_bounded_and_gets_every_reply() {
-    let srv = TestServer::start(&[
-        "--pipeline-input-spill",
-        "1mb",
-        "--pipeline-output-pause",
-        "256kb",
-    ]);
+    let srv = TestServer::start(&["--pipeline-input-spill", "1mb", "--pipeline-output-pause", "256kb"]);
     let mut c = srv.client();
     let value = "v".repeat(1024);
     assert_eq!(c.cmd(&["SET", "k", &value]), ok());
@@ -262,21 +213,14 @@ fn never_reading_client_stays_bounded_and_gets_every_reply() {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let mut peak = base;
     while !t.is_finished() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "client writes blocked: server stopped reading"
-        );
+        assert!(std::time::Instant::now() < deadline, "client writes blocked: server stopped reading");
         peak = peak.max(rss_kib(srv.pid()));
         std::thread::sleep(Duration::from_millis(20));
     }
     t.join().unwrap();
     for i in 0..n {
         if i % 10_000 == 0 {
-            assert_eq!(
-                c.read_frame(),
-                bulk(&i.to_string()),
-                "marker {i} out of order"
-            );
+            assert_eq!(c.read_frame(), bulk(&i.to_string()), "marker {i} out of order");
         }
         assert_eq!(c.read_frame(), bulk(&value));
         if i % 20_000 == 0 {
@@ -284,8 +228,6 @@ fn never_reading_client_stays_bounded_and_gets_every_reply() {
         }
     }
     let growth_mib = (peak - base) / 1024;
-    eprintln!(
-        "never-reading client: peak server RSS growth {growth_mib} MiB for 200 MB of replies"
-    );
+    eprintln!("never-reading client: peak server RSS growth {growth_mib} MiB for 200 MB of replies");
     assert!(growth_mib < 48, "server RSS grew {growth_mib} MiB");
 }

@@ -22,17 +22,7 @@ static SPECS: [CommandSpec; 7] = [
         "Returns the server's liveliness response.",
         ["fast", "connection"]
     ),
-    spec!(
-        "echo",
-        2,
-        FAST,
-        NONE,
-        echo,
-        "connection",
-        "1.0.0",
-        "Returns the given string.",
-        ["fast", "connection"]
-    ),
+    spec!("echo", 2, FAST, NONE, echo, "connection", "1.0.0", "Returns the given string.", ["fast", "connection"]),
     spec!(
         "quit",
         -1,
@@ -98,9 +88,7 @@ fn ping(ctx: &mut Ctx, argv: &Argv) {
     match argv.len() {
         1 => ctx.r.raw(b"+PONG\r\n"),
         2 => ctx.r.bulk(argv.get(1)),
-        _ => ctx
-            .r
-            .error("ERR wrong number of arguments for 'ping' command"),
+        _ => ctx.r.error("ERR wrong number of arguments for 'ping' command"),
     }
 }
 
@@ -137,11 +125,7 @@ fn auth(ctx: &mut Ctx, argv: &Argv) {
     if argv.len() > 3 {
         return ctx.syntax_error();
     }
-    let (user, pass) = if argv.len() == 3 {
-        (argv.get(1), argv.get(2))
-    } else {
-        (&b"default"[..], argv.get(1))
-    };
+    let (user, pass) = if argv.len() == 3 { (argv.get(1), argv.get(2)) } else { (&b"default"[..], argv.get(1)) };
     if argv.len() == 2 && ctx.srv.config.requirepass.is_none() {
         return ctx.r.error(
             "ERR AUTH <password> called without any password configured for the default user. \
@@ -152,8 +136,7 @@ fn auth(ctx: &mut Ctx, argv: &Argv) {
         ctx.client().authenticated = true;
         ctx.r.ok();
     } else {
-        ctx.r
-            .error("WRONGPASS invalid username-password pair or user is disabled.");
+        ctx.r.error("WRONGPASS invalid username-password pair or user is disabled.");
     }
 }
 
@@ -167,14 +150,8 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
     let mut i = 1;
     if argv.len() >= 2 {
         match parse_i64(argv.get(1)) {
-            None => {
-                return ctx
-                    .r
-                    .error("ERR Protocol version is not an integer or out of range")
-            }
-            Some(v) if !(2..=3).contains(&v) => {
-                return ctx.r.error("NOPROTO unsupported protocol version")
-            }
+            None => return ctx.r.error("ERR Protocol version is not an integer or out of range"),
+            Some(v) if !(2..=3).contains(&v) => return ctx.r.error("NOPROTO unsupported protocol version"),
             Some(v) => proto = Some(v as u8),
         }
         i = 2;
@@ -184,9 +161,7 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
         let more = argv.len() - i - 1;
         if argv.is(i, "auth") && more >= 2 {
             if !credentials_ok(ctx, argv.get(i + 1), argv.get(i + 2)) {
-                return ctx
-                    .r
-                    .error("WRONGPASS invalid username-password pair or user is disabled.");
+                return ctx.r.error("WRONGPASS invalid username-password pair or user is disabled.");
             }
             ctx.client().authenticated = true;
             i += 3;
@@ -195,9 +170,7 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
             i += 2;
         } else {
             let opt = String::from_utf8_lossy(argv.get(i)).into_owned();
-            return ctx
-                .r
-                .error(&format!("ERR Syntax error in HELLO option '{opt}'"));
+            return ctx.r.error(&format!("ERR Syntax error in HELLO option '{opt}'"));
         }
     }
     if !ctx.client().authenticated {
@@ -209,9 +182,7 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
     }
     if let Some(name) = setname {
         if !valid_client_name(name) {
-            return ctx
-                .r
-                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+            return ctx.r.error("ERR Client names cannot contain spaces, newlines or special characters.");
         }
         ctx.client().name = (!name.is_empty()).then(|| name.to_vec());
     }

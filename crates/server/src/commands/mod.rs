@@ -1,13 +1,12 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
+pub mod bitmap;
 pub mod client;
 pub mod command_cmd;
 pub mod conn;
 pub mod info;
-pub mod server;
 pub mod keys;
-pub mod bitmap;
-pub mod conn;
+pub mod server;
 pub mod string;
 
 use crate::dispatch::Registry;

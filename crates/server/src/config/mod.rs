@@ -82,15 +82,8 @@ pub enum LogLevel {
 
 impl LogLevel {
     /// Config names, in declaration order.
-    pub const NAMES: &'static [&'static str] =
-        &["debug", "verbose", "notice", "warning", "nothing"];
-    const ALL: [LogLevel; 5] = [
-        Self::Debug,
-        Self::Verbose,
-        Self::Notice,
-        Self::Warning,
-        Self::Nothing,
-    ];
+    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning", "nothing"];
+    const ALL: [LogLevel; 5] = [Self::Debug, Self::Verbose, Self::Notice, Self::Warning, Self::Nothing];
 }
 
 /// `appendfsync`: when the append-only file is fsynced.
@@ -270,8 +263,8 @@ impl Default for Config {
     fn default() -> Self {
         let mut c = Config::blank();
         for opt in table::TABLE {
-            let v = parse_value(opt, &default_args(opt))
-                .unwrap_or_else(|e| panic!("bad default for {}: {e}", opt.name));
+            let v =
+                parse_value(opt, &default_args(opt)).unwrap_or_else(|e| panic!("bad default for {}: {e}", opt.name));
             store(&mut c, opt, v);
         }
         c
@@ -464,12 +457,7 @@ impl Config {
     fn directive(&mut self, args: &[Vec<u8>], loader: &mut Loader) -> Result<(), Fatal> {
         const BAD: &str = "Bad directive or wrong number of arguments";
         let name = args[0].to_ascii_lowercase();
-        let words = || -> Vec<String> {
-            args[1..]
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        };
+        let words = || -> Vec<String> { args[1..].iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect() };
         match (name.as_slice(), args.len()) {
             (b"include", 2) => return self.include(&args[1], loader),
             (b"rename-command", 3) => {
@@ -527,10 +515,7 @@ enum Fatal {
 }
 
 fn read_file(path: &str) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(path).map_err(|e| ConfigError::Open {
-        path: path.to_string(),
-        err: e.to_string(),
-    })
+    std::fs::read(path).map_err(|e| ConfigError::Open { path: path.to_string(), err: e.to_string() })
 }
 
 /// Turns `--name value...` arguments into config lines the way redis-server
@@ -611,9 +596,7 @@ fn parse_value(opt: &Opt, args: &[Vec<u8>]) -> Result<Value, String> {
         _ => return Ok(v),
     };
     if n < min || n > max {
-        return Err(format!(
-            "argument must be between {min} and {max} inclusive"
-        ));
+        return Err(format!("argument must be between {min} and {max} inclusive"));
     }
     Ok(v)
 }
@@ -642,15 +625,9 @@ fn parse_single(kind: &Kind, arg: &[u8]) -> Result<(i128, i128, Value), String> 
             ((0, i128::from(*max)), Value::Int(v))
         }
         Kind::Enum(names, listed) => {
-            let found = names
-                .iter()
-                .find(|n| n.as_bytes().eq_ignore_ascii_case(arg));
-            let name = found.ok_or_else(|| {
-                format!(
-                    "argument(s) must be one of the following: {}",
-                    names[..*listed].join(", ")
-                )
-            })?;
+            let found = names.iter().find(|n| n.as_bytes().eq_ignore_ascii_case(arg));
+            let name = found
+                .ok_or_else(|| format!("argument(s) must be one of the following: {}", names[..*listed].join(", ")))?;
             (none, Value::Str(name.to_string()))
         }
         Kind::Str => (none, Value::Str(String::from_utf8_lossy(arg).into_owned())),
@@ -733,9 +710,7 @@ impl Config {
         for (i, (name, _)) in pairs.iter().enumerate() {
             let Some(opt) = table::lookup(name) else {
                 let name = String::from_utf8_lossy(name);
-                return Err(format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                ));
+                return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'"));
             };
             opts.push(opt);
             if first_err.is_some() {

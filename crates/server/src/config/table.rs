@@ -41,10 +41,7 @@ pub(super) enum Kind {
 /// Where an option's value lives.
 pub(super) enum Acc {
     /// A typed field of [`Config`].
-    Field {
-        get: fn(&Config) -> String,
-        set: fn(&mut Config, Value),
-    },
+    Field { get: fn(&Config) -> String, set: fn(&mut Config, Value) },
     /// Stored as text in `Config::other` under the option's name.
     Other,
 }
@@ -62,10 +59,7 @@ pub(super) struct Opt {
 
 macro_rules! field {
     ($f:ident) => {
-        Acc::Field {
-            get: |c| Field::show(&c.$f),
-            set: |c, v| c.$f = Field::from_value(v),
-        }
+        Acc::Field { get: |c| Field::show(&c.$f), set: |c, v| c.$f = Field::from_value(v) }
     };
 }
 
@@ -289,8 +283,6 @@ pub(super) const APPENDFSYNCS: &[&str] = super::Appendfsync::NAMES;
 pub(super) fn lookup(name: &[u8]) -> Option<&'static Opt> {
     TABLE.iter().find(|o| {
         o.name.as_bytes().eq_ignore_ascii_case(name)
-            || o.aliases
-                .iter()
-                .any(|a| a.as_bytes().eq_ignore_ascii_case(name))
+            || o.aliases.iter().any(|a| a.as_bytes().eq_ignore_ascii_case(name))
     })
 }

@@ -23,10 +23,7 @@ fn get1(c: &Config, name: &str) -> String {
 }
 
 fn set(c: &mut Config, pairs: &[(&str, &str)]) -> Result<(), String> {
-    let pairs: Vec<(&[u8], &[u8])> = pairs
-        .iter()
-        .map(|(k, v)| (k.as_bytes(), v.as_bytes()))
-        .collect();
+    let pairs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())).collect();
     c.set(&pairs)
 }
 
@@ -119,17 +116,11 @@ fn defaults() {
     assert_eq!(c.loglevel, LogLevel::Notice);
     assert_eq!(c.logfile, "");
     assert!(!c.daemonize);
-    assert_eq!(
-        (c.timeout, c.tcp_backlog, c.tcp_keepalive, c.hz),
-        (0, 511, 300, 10)
-    );
+    assert_eq!((c.timeout, c.tcp_backlog, c.tcp_keepalive, c.hz), (0, 511, 300, 10));
     assert_eq!(c.proto_max_bulk_len, 512 << 20);
     assert_eq!(c.client_query_buffer_limit, 1 << 30);
     assert_eq!(c.client_output_buffer_limit_normal, (0, 0, 0));
-    assert_eq!(
-        c.client_output_buffer_limit_replica,
-        (256 << 20, 64 << 20, 60)
-    );
+    assert_eq!(c.client_output_buffer_limit_replica, (256 << 20, 64 << 20, 60));
     assert_eq!(c.client_output_buffer_limit_pubsub, (32 << 20, 8 << 20, 60));
     assert_eq!(c.save, [(3600, 1), (300, 100), (60, 10000)]);
     assert_eq!(c.appendfsync, Appendfsync::Everysec);
@@ -161,22 +152,12 @@ fn file_then_args_override() {
     let dir = std::env::temp_dir().join(format!("volley-config-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("a.conf");
-    std::fs::write(
-        &path,
-        "port 7000\nmaxmemory 1mb\n# comment\n\nloglevel warning\n",
-    )
-    .unwrap();
+    std::fs::write(&path, "port 7000\nmaxmemory 1mb\n# comment\n\nloglevel warning\n").unwrap();
     let p = path.to_str().unwrap();
     let c = Config::from_args(&args(&[p, "--port", "7001", "--loglevel", "debug"])).unwrap();
-    assert_eq!(
-        (c.port, c.maxmemory, c.loglevel),
-        (7001, 1 << 20, LogLevel::Debug)
-    );
+    assert_eq!((c.port, c.maxmemory, c.loglevel), (7001, 1 << 20, LogLevel::Debug));
     let err = load_err(&[p, "--port", "1", "--foo"]);
-    assert_eq!(
-        err,
-        fatal(8, "foo", "Bad directive or wrong number of arguments")
-    );
+    assert_eq!(err, fatal(8, "foo", "Bad directive or wrong number of arguments"));
     std::fs::write(dir.join("b.conf"), format!("include {p}\nport 7002\n")).unwrap();
     let c = Config::from_args(&args(&[dir.join("b.conf").to_str().unwrap()])).unwrap();
     assert_eq!((c.port, c.maxmemory), (7002, 1 << 20));
@@ -202,10 +183,7 @@ fn save_forms() {
     let mut c = Config::default();
     c.load_str("save 900 1\nsave 300 10\n").unwrap();
     assert_eq!(c.save, [(900, 1), (300, 10)], "file lines accumulate");
-    assert_eq!(
-        load_err(&["--save", "900"]),
-        fatal(2, "save \"900\"", "Invalid save parameters")
-    );
+    assert_eq!(load_err(&["--save", "900"]), fatal(2, "save \"900\"", "Invalid save parameters"));
 }
 
 #[test]
@@ -223,15 +201,7 @@ fn memory_units() {
     ] {
         assert_eq!(value::parse_mem(text.as_bytes()), Some(want), "{text}");
     }
-    for bad in [
-        " 5",
-        "5 ",
-        "-1",
-        "1.5gb",
-        "5x",
-        "5 gb",
-        "99999999999999999999",
-    ] {
+    for bad in [" 5", "5 ", "-1", "1.5gb", "5x", "5 gb", "99999999999999999999"] {
         assert_eq!(value::parse_mem(bad.as_bytes()), None, "{bad}");
     }
     let mut c = Config::default();
@@ -244,45 +214,21 @@ fn command_line_errors_match_redis() {
     let bad = "Bad directive or wrong number of arguments";
     assert_eq!(load_err(&["--foo", "bar"]), fatal(2, "foo \"bar\"", bad));
     let not_int = "argument couldn't be parsed into an integer";
-    assert_eq!(
-        load_err(&["--port", "abc"]),
-        fatal(2, "port \"abc\"", not_int)
-    );
+    assert_eq!(load_err(&["--port", "abc"]), fatal(2, "port \"abc\"", not_int));
     let range = "argument must be between 0 and 65535 inclusive";
-    assert_eq!(
-        load_err(&["--port", "70000"]),
-        fatal(2, "port \"70000\"", range)
-    );
+    assert_eq!(load_err(&["--port", "70000"]), fatal(2, "port \"70000\"", range));
     let nargs = "wrong number of arguments";
-    assert_eq!(
-        load_err(&["--port", "7399", "--port"]),
-        fatal(3, "port", nargs)
-    );
-    assert_eq!(
-        load_err(&["--port", "1", "2"]),
-        fatal(2, "port \"1\" \"2\"", nargs)
-    );
+    assert_eq!(load_err(&["--port", "7399", "--port"]), fatal(3, "port", nargs));
+    assert_eq!(load_err(&["--port", "1", "2"]), fatal(2, "port \"1\" \"2\"", nargs));
     let mem = "argument must be a memory value";
-    assert_eq!(
-        load_err(&["--maxmemory", "10x"]),
-        fatal(2, "maxmemory \"10x\"", mem)
-    );
+    assert_eq!(load_err(&["--maxmemory", "10x"]), fatal(2, "maxmemory \"10x\"", mem));
     let yn = "argument must be 'yes' or 'no'";
-    assert_eq!(
-        load_err(&["--daemonize", "maybe"]),
-        fatal(2, "daemonize \"maybe\"", yn)
-    );
+    assert_eq!(load_err(&["--daemonize", "maybe"]), fatal(2, "daemonize \"maybe\"", yn));
     let lv = "argument(s) must be one of the following: debug, verbose, notice, warning";
-    assert_eq!(
-        load_err(&["--loglevel", "foo"]),
-        fatal(2, "loglevel \"foo\"", lv)
-    );
+    assert_eq!(load_err(&["--loglevel", "foo"]), fatal(2, "loglevel \"foo\"", lv));
     let cls = "Invalid client class specified in buffer limit configuration.";
     let text = "client-output-buffer-limit \"foo\" \"1\" \"2\" \"3\"";
-    assert_eq!(
-        load_err(&["--client-output-buffer-limit", "foo", "1", "2", "3"]),
-        fatal(2, text, cls)
-    );
+    assert_eq!(load_err(&["--client-output-buffer-limit", "foo", "1", "2", "3"]), fatal(2, text, cls));
     let quoted = load_err(&["--requirepass", "a\"b\n", "--x"]);
     assert_eq!(quoted, fatal(3, "x", bad));
 }
@@ -291,19 +237,9 @@ fn command_line_errors_match_redis() {
 fn file_errors_report_trimmed_line() {
     let mut c = Config::default();
     let err = c.load_str("port 7399\n\n# c\nfoo \"bar\" \n").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        fatal(
-            4,
-            "foo \"bar\"",
-            "Bad directive or wrong number of arguments"
-        )
-    );
+    assert_eq!(err.to_string(), fatal(4, "foo \"bar\"", "Bad directive or wrong number of arguments"));
     let err = c.load_str("port \"7399\n").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        fatal(1, "port \"7399", "Unbalanced quotes in configuration line")
-    );
+    assert_eq!(err.to_string(), fatal(1, "port \"7399", "Unbalanced quotes in configuration line"));
 }
 
 #[test]
@@ -316,35 +252,14 @@ fn loglevel_nothing_is_accepted() {
 fn config_get_patterns() {
     let c = Config::default();
     let names: Vec<String> = c.get(&[b"*max*"]).into_iter().map(|(n, _)| n).collect();
-    for want in [
-        "maxmemory",
-        "maxclients",
-        "hash-max-listpack-entries",
-        "hash-max-ziplist-entries",
-    ] {
+    for want in ["maxmemory", "maxclients", "hash-max-listpack-entries", "hash-max-ziplist-entries"] {
         assert!(names.contains(&want.to_string()), "{want} in {names:?}");
     }
-    assert_eq!(
-        c.get(&[b"port"]),
-        [("port".to_string(), "6379".to_string())]
-    );
-    assert_eq!(
-        c.get(&[b"PORT", b"port", b"*ort"])
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case("port"))
-            .count(),
-        1
-    );
-    assert_eq!(
-        c.get(&[b"PORT"])[0].0,
-        "PORT",
-        "exact names are echoed as given"
-    );
+    assert_eq!(c.get(&[b"port"]), [("port".to_string(), "6379".to_string())]);
+    assert_eq!(c.get(&[b"PORT", b"port", b"*ort"]).iter().filter(|(n, _)| n.eq_ignore_ascii_case("port")).count(), 1);
+    assert_eq!(c.get(&[b"PORT"])[0].0, "PORT", "exact names are echoed as given");
     assert_eq!(get1(&c, "lua-time-limit"), "5000");
-    assert_eq!(
-        c.get(&[b"lua-time-limit", b"busy-reply-threshold"]).len(),
-        2
-    );
+    assert_eq!(c.get(&[b"lua-time-limit", b"busy-reply-threshold"]).len(), 2);
     assert_eq!(
         get1(&c, "client-output-buffer-limit"),
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
@@ -360,30 +275,12 @@ fn config_get_patterns() {
 #[test]
 fn config_set_values() {
     let mut c = Config::default();
-    set(
-        &mut c,
-        &[
-            ("maxmemory", "10mb"),
-            ("lua-time-limit", "5"),
-            ("appendonly", "YES"),
-        ],
-    )
-    .unwrap();
-    assert_eq!(
-        (c.maxmemory, c.busy_reply_threshold, c.appendonly),
-        (10 << 20, 5, true)
-    );
-    set(
-        &mut c,
-        &[("maxmemory-policy", "ALLKEYS-LRU"), ("loglevel", "warning")],
-    )
-    .unwrap();
+    set(&mut c, &[("maxmemory", "10mb"), ("lua-time-limit", "5"), ("appendonly", "YES")]).unwrap();
+    assert_eq!((c.maxmemory, c.busy_reply_threshold, c.appendonly), (10 << 20, 5, true));
+    set(&mut c, &[("maxmemory-policy", "ALLKEYS-LRU"), ("loglevel", "warning")]).unwrap();
     assert_eq!(get1(&c, "maxmemory-policy"), "allkeys-lru");
     set(&mut c, &[("client-output-buffer-limit", "replica 1mb 2 3")]).unwrap();
-    assert_eq!(
-        get1(&c, "client-output-buffer-limit"),
-        "normal 0 0 0 slave 1048576 2 3 pubsub 33554432 8388608 60"
-    );
+    assert_eq!(get1(&c, "client-output-buffer-limit"), "normal 0 0 0 slave 1048576 2 3 pubsub 33554432 8388608 60");
     set(&mut c, &[("save", "")]).unwrap();
     assert!(c.save.is_empty());
     set(&mut c, &[("save", "3600 1 300 100")]).unwrap();
@@ -405,9 +302,7 @@ fn config_set_values() {
 #[test]
 fn config_set_errors_match_redis() {
     let mut c = Config::default();
-    let failed = |arg: &str, msg: &str| {
-        format!("ERR CONFIG SET failed (possibly related to argument '{arg}') - {msg}")
-    };
+    let failed = |arg: &str, msg: &str| format!("ERR CONFIG SET failed (possibly related to argument '{arg}') - {msg}");
     let cases: &[(&[(&str, &str)], String)] = &[
         (&[("foo", "bar")], "ERR Unknown option or number of arguments for CONFIG SET - 'foo'".into()),
         (&[("port", "abc"), ("foo", "1")], "ERR Unknown option or number of arguments for CONFIG SET - 'foo'".into()),
@@ -433,11 +328,7 @@ fn config_set_errors_match_redis() {
         assert_eq!(set(&mut c, pairs).unwrap_err(), *want, "{pairs:?}");
     }
     // lua-time-limit and busy-reply-threshold are distinct names, as in Redis.
-    set(
-        &mut c,
-        &[("lua-time-limit", "5"), ("busy-reply-threshold", "6")],
-    )
-    .unwrap();
+    set(&mut c, &[("lua-time-limit", "5"), ("busy-reply-threshold", "6")]).unwrap();
     assert_eq!(c.busy_reply_threshold, 6);
 }
 
@@ -445,19 +336,13 @@ fn config_set_errors_match_redis() {
 fn config_set_is_atomic() {
     let mut c = Config::default();
     let before = c.clone();
-    let err = set(
-        &mut c,
-        &[("maxmemory", "10mb"), ("timeout", "5"), ("port", "abc")],
-    );
+    let err = set(&mut c, &[("maxmemory", "10mb"), ("timeout", "5"), ("port", "abc")]);
     assert!(err.is_err());
     assert_eq!(c, before);
     let mut c = Config::default();
     c.load_str("enable-protected-configs yes").unwrap();
     set(&mut c, &[("dir", "/tmp"), ("dbfilename", "x.rdb")]).unwrap();
-    assert_eq!(
-        (c.dir.to_str(), c.dbfilename.as_str()),
-        (Some("/tmp"), "x.rdb")
-    );
+    assert_eq!((c.dir.to_str(), c.dbfilename.as_str()), (Some("/tmp"), "x.rdb"));
 }
 
 #[test]
@@ -470,10 +355,7 @@ fn debian_redis_conf_directives_parse() {
     assert_eq!(c.logfile, "/var/log/redis/redis-server.log");
     assert_eq!(c.auto_aof_rewrite_min_size, 64 << 20);
     assert_eq!(c.hash_max_listpack_entries, 512);
-    assert_eq!(
-        c.other["proc-title-template"],
-        "{title} {listen-addr} {server-mode}"
-    );
+    assert_eq!(c.other["proc-title-template"], "{title} {listen-addr} {server-mode}");
     assert_eq!(c.other["oom-score-adj-values"], "0 200 800");
     assert_eq!(
         get1(&c, "client-output-buffer-limit"),
@@ -484,8 +366,7 @@ fn debian_redis_conf_directives_parse() {
 #[test]
 fn installed_redis_conf_parses() {
     // The real file when present (it is readable on Debian), else the copy.
-    let text =
-        std::fs::read_to_string("/etc/redis/redis.conf").unwrap_or_else(|_| DEBIAN_CONF.into());
+    let text = std::fs::read_to_string("/etc/redis/redis.conf").unwrap_or_else(|_| DEBIAN_CONF.into());
     let mut c = Config::default();
     c.load_str(&text).unwrap();
     assert_eq!(c.port, 6379);
@@ -494,14 +375,10 @@ fn installed_redis_conf_parses() {
 #[test]
 fn config_lines_with_other_directives() {
     let mut c = Config::default();
-    c.load_str("rename-command CONFIG \"\"\nuser alice on >pw ~* +@all\nreplicaof no one\n")
-        .unwrap();
+    c.load_str("rename-command CONFIG \"\"\nuser alice on >pw ~* +@all\nreplicaof no one\n").unwrap();
     assert_eq!(c.rename_commands, [("CONFIG".to_string(), String::new())]);
     assert_eq!(c.users.len(), 1);
     c.load_str("unixsocketperm 700").unwrap();
-    assert_eq!(
-        (c.unixsocketperm, get1(&c, "unixsocketperm")),
-        (0o700, "700".to_string())
-    );
+    assert_eq!((c.unixsocketperm, get1(&c, "unixsocketperm")), (0o700, "700".to_string()));
     assert!(c.load_str("replicaof 10.0.0.1 6379").is_err());
 }

@@ -104,9 +104,7 @@ impl Field for Option<Vec<u8>> {
         Some(String::from_value(v).into_bytes()).filter(|s| !s.is_empty())
     }
     fn show(&self) -> String {
-        self.as_deref()
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .unwrap_or_default()
+        self.as_deref().map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default()
     }
 }
 
@@ -155,9 +153,7 @@ enum_field!(Appendfsync);
 /// Redis `string2ll`: optional `-`, digits, no leading zeros, no spaces.
 pub(super) fn parse_int(s: &[u8]) -> Option<i64> {
     let digits = s.strip_prefix(b"-").unwrap_or(s);
-    let ok = !digits.is_empty()
-        && digits.iter().all(u8::is_ascii_digit)
-        && (digits[0] != b'0' || digits.len() == 1);
+    let ok = !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) && (digits[0] != b'0' || digits.len() == 1);
     if !ok || s == b"-0" {
         return None;
     }
@@ -167,10 +163,7 @@ pub(super) fn parse_int(s: &[u8]) -> Option<i64> {
 /// Redis `memtoull`: digits followed by an optional case-insensitive unit
 /// (`b`, `k`, `kb`, `m`, `mb`, `g`, `gb`; `k` = 1000, `kb` = 1024).
 pub(super) fn parse_mem(s: &[u8]) -> Option<u64> {
-    let split = s
-        .iter()
-        .position(|c| !c.is_ascii_digit())
-        .unwrap_or(s.len());
+    let split = s.iter().position(|c| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let mul: u64 = match unit.to_ascii_lowercase().as_slice() {
         b"" | b"b" => 1,
@@ -202,9 +195,7 @@ pub(super) fn parse_save(args: &[Vec<u8>]) -> Result<Value, String> {
     let mut out = Vec::new();
     for pair in args.chunks(2) {
         match (num(&pair[0]), num(&pair[1])) {
-            (Some(secs), Some(changes)) if secs >= 1 && changes >= 0 => {
-                out.push((secs as u64, changes as u64))
-            }
+            (Some(secs), Some(changes)) if secs >= 1 && changes >= 0 => out.push((secs as u64, changes as u64)),
             _ => return Err(BAD.into()),
         }
     }
@@ -213,11 +204,8 @@ pub(super) fn parse_save(args: &[Vec<u8>]) -> Result<Value, String> {
 
 /// `bind addr...` (a leading `-` marks an optional address).
 pub(super) fn parse_bind(args: &[Vec<u8>]) -> Result<Value, String> {
-    let addrs: Vec<String> = args
-        .iter()
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
+    let addrs: Vec<String> =
+        args.iter().filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
     if addrs.len() > 16 {
         return Err("Too many bind addresses specified.".into());
     }
@@ -235,23 +223,12 @@ pub(super) fn parse_limits(args: &[Vec<u8>]) -> Result<Value, String> {
             b"normal" => 0,
             b"replica" | b"slave" => 1,
             b"pubsub" => 2,
-            _ => {
-                return Err("Invalid client class specified in buffer limit configuration.".into())
-            }
+            _ => return Err("Invalid client class specified in buffer limit configuration.".into()),
         };
-        let secs = std::str::from_utf8(&group[3])
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok());
+        let secs = std::str::from_utf8(&group[3]).ok().and_then(|s| s.parse::<i64>().ok());
         match (parse_mem(&group[1]), parse_mem(&group[2]), secs) {
-            (Some(hard), Some(soft), Some(secs)) if secs >= 0 => {
-                out.push((class, (hard, soft, secs as u64)))
-            }
-            _ => {
-                return Err(
-                    "Error in hard, soft or soft_seconds setting in buffer limit configuration."
-                        .into(),
-                )
-            }
+            (Some(hard), Some(soft), Some(secs)) if secs >= 0 => out.push((class, (hard, soft, secs as u64))),
+            _ => return Err("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()),
         }
     }
     Ok(Value::Limits(out))
@@ -260,11 +237,7 @@ pub(super) fn parse_limits(args: &[Vec<u8>]) -> Result<Value, String> {
 /// The CONFIG GET text of the three buffer-limit classes.
 pub(super) fn show_limits(classes: [&BufferLimit; 3]) -> String {
     let names = ["normal", "slave", "pubsub"];
-    let parts: Vec<String> = names
-        .iter()
-        .zip(classes)
-        .map(|(n, (h, s, t))| format!("{n} {h} {s} {t}"))
-        .collect();
+    let parts: Vec<String> = names.iter().zip(classes).map(|(n, (h, s, t))| format!("{n} {h} {s} {t}")).collect();
     parts.join(" ")
 }
 
@@ -323,10 +296,7 @@ pub(super) fn words_from(args: &[Vec<u8>], allowed: &[&str]) -> Result<Value, St
     for a in args {
         let word = String::from_utf8_lossy(a).to_ascii_lowercase();
         if !allowed.contains(&word.as_str()) {
-            return Err(format!(
-                "argument(s) must be one of the following: {}",
-                allowed.join(", ")
-            ));
+            return Err(format!("argument(s) must be one of the following: {}", allowed.join(", ")));
         }
         out.push(word);
     }
@@ -362,9 +332,7 @@ pub(super) fn parse_percentiles(args: &[Vec<u8>]) -> Result<Value, String> {
 
 /// `replicaof`: only the "no replication" forms are accepted by Volley.
 pub(super) fn parse_replicaof(args: &[Vec<u8>]) -> Result<Value, String> {
-    let no_one = args.len() == 2
-        && args[0].eq_ignore_ascii_case(b"no")
-        && args[1].eq_ignore_ascii_case(b"one");
+    let no_one = args.len() == 2 && args[0].eq_ignore_ascii_case(b"no") && args[1].eq_ignore_ascii_case(b"one");
     if args.is_empty() || no_one {
         Ok(Value::Words(Vec::new()))
     } else {

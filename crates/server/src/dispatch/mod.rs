@@ -103,10 +103,7 @@ impl<'a> Ctx<'a> {
         &mut self.srv.keyspace.dbs[self.db]
     }
     pub fn client(&mut self) -> &mut ClientInfo {
-        self.srv
-            .clients
-            .get_mut(self.cid)
-            .expect("calling client is registered")
+        self.srv.clients.get_mut(self.cid).expect("calling client is registered")
     }
     /// Record a change to the dataset (INFO `rdb_changes_since_last_save`).
     pub fn dirty(&mut self, n: u64) {
@@ -132,13 +129,7 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
         client.reply_mode = ReplyMode::Skipping;
     }
     let reply_start = out.len();
-    let mut ctx = Ctx {
-        srv,
-        r: Reply::new(out, resp3),
-        cid,
-        db,
-        now,
-    };
+    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now };
     match ctx.srv.registry.lookup(argv) {
         registry::Lookup::Rejected(msg) => ctx.r.error(&msg),
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),

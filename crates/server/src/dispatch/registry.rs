@@ -39,10 +39,7 @@ impl CommandSpec {
             return Vec::new();
         }
         let last = if last < 0 { argc as i32 + last } else { last };
-        (first..=last.min(argc as i32 - 1))
-            .step_by(step as usize)
-            .map(|i| i as usize)
-            .collect()
+        (first..=last.min(argc as i32 - 1)).step_by(step as usize).map(|i| i as usize).collect()
     }
 }
 
@@ -102,11 +99,7 @@ impl Registry {
     }
     /// Top-level commands only, for COMMAND / COMMAND LIST / COMMAND COUNT.
     pub fn top_level(&self) -> impl Iterator<Item = (CommandId, &'static CommandSpec)> + '_ {
-        self.specs
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !self.full_names[*i].contains('|'))
-            .map(|(i, s)| (i, *s))
+        self.specs.iter().enumerate().filter(|(i, _)| !self.full_names[*i].contains('|')).map(|(i, s)| (i, *s))
     }
 
     /// Find by a name as typed by a client, case-insensitively, without allocating
@@ -152,10 +145,7 @@ impl Registry {
         if spec.arity_ok(argv.len()) {
             Lookup::Found(id, spec)
         } else {
-            Lookup::Rejected(format!(
-                "ERR wrong number of arguments for '{}' command",
-                self.full_names[id]
-            ))
+            Lookup::Rejected(format!("ERR wrong number of arguments for '{}' command", self.full_names[id]))
         }
     }
 }
@@ -174,9 +164,5 @@ fn unknown_command(argv: &Argv) -> String {
         let room = 128 - args.len();
         args.push_str(&format!("'{}' ", clip(a, room)));
     }
-    format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        clip(argv.get(0), 128),
-        args
-    )
+    format!("ERR unknown command '{}', with args beginning with: {}", clip(argv.get(0), 128), args)
 }

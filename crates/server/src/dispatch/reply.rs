@@ -13,11 +13,7 @@ pub struct Reply<'a> {
 
 impl<'a> Reply<'a> {
     pub fn new(buf: &'a mut Vec<u8>, resp3: bool) -> Self {
-        Reply {
-            buf,
-            resp3,
-            errors: 0,
-        }
+        Reply { buf, resp3, errors: 0 }
     }
     pub fn resp3(&self) -> bool {
         self.resp3
@@ -55,10 +51,7 @@ impl<'a> Reply<'a> {
     pub fn error(&mut self, msg: &str) {
         self.errors += 1;
         self.buf.push(b'-');
-        self.buf.extend(
-            msg.bytes()
-                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
-        );
+        self.buf.extend(msg.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
         self.buf.extend_from_slice(b"\r\n");
     }
     pub fn int(&mut self, v: i64) {
@@ -77,13 +70,11 @@ impl<'a> Reply<'a> {
     }
     /// Null bulk string (`$-1` / `_`).
     pub fn null(&mut self) {
-        self.buf
-            .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
+        self.buf.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"$-1\r\n" });
     }
     /// Null array (`*-1` / `_`).
     pub fn null_array(&mut self) {
-        self.buf
-            .extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
+        self.buf.extend_from_slice(if self.resp3 { b"_\r\n" } else { b"*-1\r\n" });
     }
     pub fn array(&mut self, n: usize) {
         self.header(b'*', n as i64);
@@ -119,8 +110,7 @@ impl<'a> Reply<'a> {
     /// A boolean: RESP3 `#t`/`#f`, else the integer 1/0.
     pub fn boolean(&mut self, v: bool) {
         if self.resp3 {
-            self.buf
-                .extend_from_slice(if v { b"#t\r\n" } else { b"#f\r\n" });
+            self.buf.extend_from_slice(if v { b"#t\r\n" } else { b"#f\r\n" });
         } else {
             self.int(v as i64);
         }

@@ -9,9 +9,8 @@
 use super::bitmap::{parse_i64, BitError, ERR_BIT_OFFSET, ERR_SYNTAX, MAX_BIT_OFFSET};
 
 /// Type argument that is not `i1..i64` or `u1..u63`.
-pub const ERR_BITFIELD_TYPE: BitError = BitError(
-    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.",
-);
+pub const ERR_BITFIELD_TYPE: BitError =
+    BitError("ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.");
 /// OVERFLOW argument that is not WRAP, SAT or FAIL.
 pub const ERR_OVERFLOW_TYPE: BitError = BitError("ERR Invalid OVERFLOW type specified");
 /// SET value or INCRBY increment that is not a 64-bit signed integer.
@@ -41,10 +40,7 @@ impl FieldType {
         let rest = rest.split(|&b| b == 0).next().unwrap_or_default();
         let max = if signed { 64 } else { 63 };
         match parse_i64(rest) {
-            Some(n) if (1..=max).contains(&n) => Ok(FieldType {
-                signed,
-                bits: n as u32,
-            }),
+            Some(n) if (1..=max).contains(&n) => Ok(FieldType { signed, bits: n as u32 }),
             _ => Err(ERR_BITFIELD_TYPE),
         }
     }
@@ -95,17 +91,9 @@ pub enum BitfieldOp {
     /// `GET <type> <offset>`: reply the field's value.
     Get { ty: FieldType, offset: u64 },
     /// `SET <type> <offset> <value>`: store, reply the previous value.
-    Set {
-        ty: FieldType,
-        offset: u64,
-        value: i64,
-    },
+    Set { ty: FieldType, offset: u64, value: i64 },
     /// `INCRBY <type> <offset> <incr>`: add, reply the new value.
-    IncrBy {
-        ty: FieldType,
-        offset: u64,
-        incr: i64,
-    },
+    IncrBy { ty: FieldType, offset: u64, incr: i64 },
     /// `OVERFLOW WRAP|SAT|FAIL`: policy for the following SET/INCRBY ops.
     /// Produces no reply element.
     Overflow(Overflow),
@@ -122,11 +110,7 @@ fn parse_field_offset(s: &[u8], bits: u32) -> Result<u64, BitError> {
     // huge `#N` can wrap around to a small valid offset (verified live:
     // `GET u8 #2305843009213693953` reads offset 8). Mirror that rather
     // than reject what Redis accepts.
-    let n = if hash {
-        n.wrapping_mul(i64::from(bits))
-    } else {
-        n
-    };
+    let n = if hash { n.wrapping_mul(i64::from(bits)) } else { n };
     if n < 0 || n as u64 > MAX_BIT_OFFSET {
         return Err(ERR_BIT_OFFSET);
     }
@@ -135,15 +119,11 @@ fn parse_field_offset(s: &[u8], bits: u32) -> Result<u64, BitError> {
 
 /// Parses `OVERFLOW`'s argument, case-insensitively.
 fn parse_overflow(s: &[u8]) -> Result<Overflow, BitError> {
-    [
-        (&b"wrap"[..], Overflow::Wrap),
-        (b"sat", Overflow::Sat),
-        (b"fail", Overflow::Fail),
-    ]
-    .into_iter()
-    .find(|(name, _)| s.eq_ignore_ascii_case(name))
-    .map(|(_, o)| o)
-    .ok_or(ERR_OVERFLOW_TYPE)
+    [(&b"wrap"[..], Overflow::Wrap), (b"sat", Overflow::Sat), (b"fail", Overflow::Fail)]
+        .into_iter()
+        .find(|(name, _)| s.eq_ignore_ascii_case(name))
+        .map(|(_, o)| o)
+        .ok_or(ERR_OVERFLOW_TYPE)
 }
 
 /// Parses the arguments after the key of BITFIELD (`readonly == false`) or
@@ -177,17 +157,9 @@ pub fn parse_bitfield(args: &[&[u8]], readonly: bool) -> Result<Vec<BitfieldOp>,
         } else {
             let n = parse_i64(args[i + 3]).ok_or(ERR_VALUE)?;
             if sub.eq_ignore_ascii_case(b"set") {
-                BitfieldOp::Set {
-                    ty,
-                    offset,
-                    value: n,
-                }
+                BitfieldOp::Set { ty, offset, value: n }
             } else {
-                BitfieldOp::IncrBy {
-                    ty,
-                    offset,
-                    incr: n,
-                }
+                BitfieldOp::IncrBy { ty, offset, incr: n }
             }
         };
         ops.push(op);
@@ -206,8 +178,7 @@ pub fn parse_bitfield(args: &[&[u8]], readonly: bool) -> Result<Vec<BitfieldOp>,
 /// 1-byte key). So the caller should create the key and count it dirty
 /// whenever this returns true.
 pub fn bitfield_writes(ops: &[BitfieldOp]) -> bool {
-    ops.iter()
-        .any(|op| matches!(op, BitfieldOp::Set { .. } | BitfieldOp::IncrBy { .. }))
+    ops.iter().any(|op| matches!(op, BitfieldOp::Set { .. } | BitfieldOp::IncrBy { .. }))
 }
 
 /// Reads the 9-byte big-endian window starting at byte `offset / 8`, zero
@@ -355,10 +326,7 @@ mod tests {
     fn signed_overflow_sequence() {
         let mut k = Vec::new();
         let line = "set i8 0 100 get i8 0 incrby i8 0 100 incrby i8 0 -300";
-        assert_eq!(
-            run(&mut k, line),
-            [Some(0), Some(100), Some(-56), Some(-100)]
-        );
+        assert_eq!(run(&mut k, line), [Some(0), Some(100), Some(-56), Some(-100)]);
         let line = "overflow sat incrby i8 0 200 incrby i8 0 -300";
         assert_eq!(run(&mut k, line), [Some(100), Some(-128)]);
         let line = "overflow fail incrby i8 0 200 get i8 0";
@@ -383,8 +351,7 @@ mod tests {
     #[test]
     fn unsigned_set_and_incr() {
         let mut u = Vec::new();
-        let line =
-            "set u8 0 -1 overflow sat set u8 0 -1 get u8 0 overflow fail set u8 0 -1 get u8 0";
+        let line = "set u8 0 -1 overflow sat set u8 0 -1 get u8 0 overflow fail set u8 0 -1 get u8 0";
         let want = [Some(0), Some(255), Some(255), N, Some(255)];
         assert_eq!(run(&mut u, line), want);
         let line = "overflow wrap set u8 0 256 set u8 0 257 set u8 8 -2 get u8 8";
@@ -415,15 +382,7 @@ mod tests {
         let mut e = Vec::new();
         let line = "set i3 13 1 set u60 17 1152921504606846975 get u60 17 get i64 10 \
             get i64 11 get u7 70 get i7 71";
-        let want = [
-            0,
-            0,
-            1152921504606846975,
-            432345564227567615,
-            864691128455135231,
-            127,
-            -2,
-        ];
+        let want = [0, 0, 1152921504606846975, 432345564227567615, 864691128455135231, 127, -2];
         assert_eq!(run(&mut e, line), want.map(Some));
 
         let mut k = Vec::new();
@@ -438,18 +397,12 @@ mod tests {
         let line = "overflow sat set i8 0 -9223372036854775681 get i8 0 \
             set i8 0 -9223372036854775680 get i8 0 set i1 0 -9223372036854775808 get i1 0 \
             set i1 0 -9223372036854775807 get i1 0";
-        assert_eq!(
-            run(&mut q, line),
-            [0, 127, 127, -128, -1, 0, 0, -1].map(Some)
-        );
+        assert_eq!(run(&mut q, line), [0, 127, 127, -128, -1, 0, 0, -1].map(Some));
         let mut q = Vec::new();
         let line = "overflow sat set i63 8 -4611686018427387905 get i63 8 \
             set i63 8 -4611686018427387904 get i63 8 overflow fail set i8 0 -9223372036854775808";
         let (max, min) = (4611686018427387903, -4611686018427387904);
-        assert_eq!(
-            run(&mut q, line),
-            [Some(0), Some(max), Some(max), Some(min), N]
-        );
+        assert_eq!(run(&mut q, line), [Some(0), Some(max), Some(max), Some(min), N]);
     }
 
     #[test]
@@ -466,12 +419,8 @@ mod tests {
         assert_eq!(run(&mut h, "get u8 100"), [Some(0)]);
         assert!(h.is_empty());
         assert!(run(&mut h, "").is_empty());
-        assert!(!bitfield_writes(
-            &parse_bitfield(&args("get u8 0 overflow sat"), false).unwrap()
-        ));
-        assert!(bitfield_writes(
-            &parse_bitfield(&args("incrby u8 0 1"), false).unwrap()
-        ));
+        assert!(!bitfield_writes(&parse_bitfield(&args("get u8 0 overflow sat"), false).unwrap()));
+        assert!(bitfield_writes(&parse_bitfield(&args("incrby u8 0 1"), false).unwrap()));
     }
 
     #[test]
@@ -509,35 +458,18 @@ mod tests {
         }
         assert_eq!(FieldType::parse(b""), Err(ERR_BITFIELD_TYPE));
         assert_eq!(FieldType::parse(b"u8 "), Err(ERR_BITFIELD_TYPE));
-        assert_eq!(
-            FieldType::parse(b"i8\0z"),
-            Ok(FieldType {
-                signed: true,
-                bits: 8
-            })
-        );
-        assert_eq!(
-            parse_bitfield(&[b"get", b"i8", b" 1"], false),
-            Err(ERR_BIT_OFFSET)
-        );
+        assert_eq!(FieldType::parse(b"i8\0z"), Ok(FieldType { signed: true, bits: 8 }));
+        assert_eq!(parse_bitfield(&[b"get", b"i8", b" 1"], false), Err(ERR_BIT_OFFSET));
     }
 
     #[test]
     fn parse_accepts_what_redis_accepts() {
         let ops = parse_bitfield(&args("OverFlow Sat Get u8 0"), true).unwrap();
-        let u8t = FieldType {
-            signed: false,
-            bits: 8,
-        };
+        let u8t = FieldType { signed: false, bits: 8 };
         let get0 = BitfieldOp::Get { ty: u8t, offset: 0 };
         assert_eq!(ops, [BitfieldOp::Overflow(Overflow::Sat), get0]);
         // Accepted live; 4294967295 is the largest offset.
-        for line in [
-            "get u8 4294967295",
-            "get u8 #536870911",
-            "get u63 0",
-            "get i64 0",
-        ] {
+        for line in ["get u8 4294967295", "get u8 #536870911", "get u63 0", "get i64 0"] {
             assert!(parse_bitfield(&args(line), true).is_ok(), "{line}");
         }
         // `#N * 8` wraps past 2^64 to offset 8 in Redis's C arithmetic.
@@ -564,34 +496,16 @@ mod tests {
             let ty = FieldType { signed, bits };
             let offset = next() % 300;
             let raw = next() & ty.mask();
-            let set = BitfieldOp::Set {
-                ty,
-                offset,
-                value: ty.decode(raw),
-            };
+            let set = BitfieldOp::Set { ty, offset, value: ty.decode(raw) };
             exec_bitfield(&mut buf, &[set]);
             for i in 0..u64::from(bits) {
-                setbit(
-                    &mut model,
-                    offset + i,
-                    (raw >> (u64::from(bits) - 1 - i)) & 1 == 1,
-                );
+                setbit(&mut model, offset + i, (raw >> (u64::from(bits) - 1 - i)) & 1 == 1);
             }
             assert_eq!(buf, model);
             let (roff, rbits) = (next() % 340, 1 + (next() % 63) as u32);
-            let rty = FieldType {
-                signed: false,
-                bits: rbits,
-            };
-            let want = (0..u64::from(rbits))
-                .fold(0u64, |a, i| a << 1 | u64::from(getbit(&model, roff + i)));
-            let got = exec_bitfield(
-                &mut buf,
-                &[BitfieldOp::Get {
-                    ty: rty,
-                    offset: roff,
-                }],
-            );
+            let rty = FieldType { signed: false, bits: rbits };
+            let want = (0..u64::from(rbits)).fold(0u64, |a, i| a << 1 | u64::from(getbit(&model, roff + i)));
+            let got = exec_bitfield(&mut buf, &[BitfieldOp::Get { ty: rty, offset: roff }]);
             assert_eq!(got, [Some(want as i64)]);
         }
     }

@@ -30,8 +30,7 @@ pub const ERR_BIT_VALUE: BitError = BitError("ERR bit is not an integer or out o
 /// BITPOS bit argument that is an integer but not 0 or 1.
 pub const ERR_BITPOS_BIT: BitError = BitError("ERR The bit argument must be 1 or 0.");
 /// BITOP NOT with other than exactly one source key.
-pub const ERR_BITOP_NOT: BitError =
-    BitError("ERR BITOP NOT must be called with a single source key.");
+pub const ERR_BITOP_NOT: BitError = BitError("ERR BITOP NOT must be called with a single source key.");
 /// Generic syntax error (unknown BITOP op, unknown BYTE|BIT word, ...).
 pub const ERR_SYNTAX: BitError = BitError("ERR syntax error");
 
@@ -186,14 +185,8 @@ fn to_bit_range((s, e): (u64, u64), unit: Unit) -> (u64, u64) {
 /// Number of set bits in `bytes`, eight bytes at a time.
 fn popcount(bytes: &[u8]) -> u64 {
     let chunks = bytes.chunks_exact(8);
-    let tail: u64 = chunks
-        .remainder()
-        .iter()
-        .map(|b| u64::from(b.count_ones()))
-        .sum();
-    let body: u64 = chunks
-        .map(|c| u64::from(u64::from_ne_bytes(c.try_into().unwrap()).count_ones()))
-        .sum();
+    let tail: u64 = chunks.remainder().iter().map(|b| u64::from(b.count_ones())).sum();
+    let body: u64 = chunks.map(|c| u64::from(u64::from_ne_bytes(c.try_into().unwrap()).count_ones())).sum();
     body + tail
 }
 
@@ -330,16 +323,11 @@ impl BitOp {
     /// Parses `AND|OR|XOR|NOT` case-insensitively; anything else is
     /// `ERR syntax error`.
     pub fn parse(s: &[u8]) -> Result<BitOp, BitError> {
-        [
-            (&b"and"[..], BitOp::And),
-            (b"or", BitOp::Or),
-            (b"xor", BitOp::Xor),
-            (b"not", BitOp::Not),
-        ]
-        .into_iter()
-        .find(|(name, _)| s.eq_ignore_ascii_case(name))
-        .map(|(_, op)| op)
-        .ok_or(ERR_SYNTAX)
+        [(&b"and"[..], BitOp::And), (b"or", BitOp::Or), (b"xor", BitOp::Xor), (b"not", BitOp::Not)]
+            .into_iter()
+            .find(|(name, _)| s.eq_ignore_ascii_case(name))
+            .map(|(_, op)| op)
+            .ok_or(ERR_SYNTAX)
     }
 
     /// Checks the source count: NOT takes exactly one source key, the
@@ -397,18 +385,8 @@ mod tests {
     fn offsets_and_setbit_values() {
         assert_eq!(parse_bit_offset(b"0"), Ok(0));
         assert_eq!(parse_bit_offset(b"4294967295"), Ok(MAX_BIT_OFFSET));
-        for bad in [
-            &b"4294967296"[..],
-            b"-1",
-            b"01",
-            b"+1",
-            b" 1",
-            b"-0",
-            b"0x1",
-            b"#1",
-            b"",
-            b"99999999999999999999",
-        ] {
+        for bad in [&b"4294967296"[..], b"-1", b"01", b"+1", b" 1", b"-0", b"0x1", b"#1", b"", b"99999999999999999999"]
+        {
             assert_eq!(parse_bit_offset(bad), Err(ERR_BIT_OFFSET), "{bad:?}");
         }
         assert_eq!(parse_setbit_value(b"1"), Ok(true));
@@ -628,27 +606,16 @@ mod tests {
             let total = bits.iter().filter(|&&b| b).count() as u64;
             assert_eq!(bitcount(&buf, None), total);
             for _ in 0..20 {
-                let unit = if rng.next() & 1 == 0 {
-                    Unit::Bit
-                } else {
-                    Unit::Byte
-                };
+                let unit = if rng.next() & 1 == 0 { Unit::Bit } else { Unit::Byte };
                 let lim = if unit == Unit::Bit { 450 } else { 60 };
                 let (s, e) = (rng.range(-lim, lim), rng.range(-lim, lim));
                 let bit = (rng.next() % 2) as u8;
                 let end = (rng.range(0, 2) != 0).then_some(e);
-                assert_eq!(
-                    bitcount(&buf, Some((s, e, unit))),
-                    model_bitcount(&bits, s, e, unit)
-                );
+                assert_eq!(bitcount(&buf, Some((s, e, unit))), model_bitcount(&bits, s, e, unit));
                 // Redis only allows BIT together with an explicit end.
                 let unit = if end.is_none() { Unit::Byte } else { unit };
                 let r = (s, end, unit);
-                assert_eq!(
-                    bitpos(&buf, bit, Some(r)),
-                    model_bitpos(&bits, bit, r),
-                    "{r:?}"
-                );
+                assert_eq!(bitpos(&buf, bit, Some(r)), model_bitpos(&bits, bit, r), "{r:?}");
             }
             let r = (0, None, Unit::Byte);
             for bit in [0, 1] {

@@ -92,14 +92,7 @@ impl Db {
 
     /// Store a value, replacing any previous one. `keep_ttl` keeps the old
     /// expiry (SET KEEPTTL, SETRANGE, APPEND ...); otherwise `expire_at` applies.
-    pub fn set(
-        &mut self,
-        key: &[u8],
-        value: Value,
-        expire_at: Option<i64>,
-        keep_ttl: bool,
-        now_ms: i64,
-    ) {
+    pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, keep_ttl: bool, now_ms: i64) {
         let access = clock_secs(now_ms);
         let new_exp = expire_at.unwrap_or(NO_EXPIRE);
         match self.dict.get_mut(key) {
@@ -114,14 +107,7 @@ impl Db {
             }
             None => {
                 self.volatile += (new_exp != NO_EXPIRE) as usize;
-                self.dict.insert(
-                    key,
-                    Entry {
-                        value,
-                        expire_at: new_exp,
-                        access,
-                    },
-                );
+                self.dict.insert(key, Entry { value, expire_at: new_exp, access });
             }
         }
     }
@@ -170,17 +156,10 @@ impl Db {
     }
 
     /// The string value of `key`: `Ok(None)` if missing, WRONGTYPE otherwise.
-    pub fn get_str(
-        &mut self,
-        key: &[u8],
-        now_ms: i64,
-    ) -> Result<Option<&mut super::Str>, EngineError> {
+    pub fn get_str(&mut self, key: &[u8], now_ms: i64) -> Result<Option<&mut super::Str>, EngineError> {
         match self.get(key, now_ms) {
             None => Ok(None),
-            Some(Entry {
-                value: Value::Str(s),
-                ..
-            }) => Ok(Some(s)),
+            Some(Entry { value: Value::Str(s), .. }) => Ok(Some(s)),
         }
     }
 
@@ -201,9 +180,7 @@ impl Db {
             }
         }
         // Nearly everything is expired: fall back to a full pass.
-        let live = self
-            .iter()
-            .find(|(_, e)| e.expire_at == NO_EXPIRE || e.expire_at > now_ms);
+        let live = self.iter().find(|(_, e)| e.expire_at == NO_EXPIRE || e.expire_at > now_ms);
         live.map(|(k, _)| k.to_vec())
     }
 
@@ -252,10 +229,7 @@ impl Keyspace {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0x9E37_79B9_7F4A_7C15);
-        Keyspace {
-            dbs: (0..databases).map(|_| Db::default()).collect(),
-            rng: seed | 1,
-        }
+        Keyspace { dbs: (0..databases).map(|_| Db::default()).collect(), rng: seed | 1 }
     }
 
     /// A random key of db `i`.

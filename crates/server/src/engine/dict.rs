@@ -99,21 +99,14 @@ fn chain_unlink<V>(mut link: &mut Bucket<V>, key: &[u8]) -> Option<Box<Entry<V>>
 /// considering only the bits under `mask`. Setting the bits above the mask
 /// first makes the carry skip straight over them.
 fn next_cursor(cursor: u64, mask: u64) -> u64 {
-    (cursor | !mask)
-        .reverse_bits()
-        .wrapping_add(1)
-        .reverse_bits()
+    (cursor | !mask).reverse_bits().wrapping_add(1).reverse_bits()
 }
 
 /// Advances a xorshift64* generator and returns its next output. The caller
 /// owns the state; a zero state is replaced by a fixed seed, since xorshift
 /// would otherwise stay at zero forever.
 pub fn next_random(state: &mut u64) -> u64 {
-    let mut x = if *state == 0 {
-        0x9E37_79B9_7F4A_7C15
-    } else {
-        *state
-    };
+    let mut x = if *state == 0 { 0x9E37_79B9_7F4A_7C15 } else { *state };
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
@@ -188,11 +181,7 @@ impl<V, S> Dict<V, S> {
 
     /// Iterates over all entries in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
-        self.tables
-            .iter()
-            .flatten()
-            .flat_map(|bucket| chain_iter(bucket))
-            .map(|e| (&*e.key, &e.value))
+        self.tables.iter().flatten().flat_map(|bucket| chain_iter(bucket)).map(|e| (&*e.key, &e.value))
     }
 
     /// Removes every entry. O(len); see [`Dict::take_all`] to free the
@@ -225,11 +214,7 @@ impl<V, S> Dict<V, S> {
             emit(&t0[(cursor & mask(t0)) as usize]);
             return next_cursor(cursor, mask(t0));
         }
-        let (small, big) = if t0.len() <= t1.len() {
-            (t0, t1)
-        } else {
-            (t1, t0)
-        };
+        let (small, big) = if t0.len() <= t1.len() { (t0, t1) } else { (t1, t0) };
         let (m_small, m_big) = (mask(small), mask(big));
         emit(&small[(cursor & m_small) as usize]);
         // The big table's buckets that share the small bucket's low bits are
@@ -260,11 +245,7 @@ impl<V, S> Dict<V, S> {
         let span = (t0.len() + t1.len() - first) as u64;
         let bucket = loop {
             let i = first + (next_random(rng) % span) as usize;
-            let bucket = if i < t0.len() {
-                &t0[i]
-            } else {
-                &t1[i - t0.len()]
-            };
+            let bucket = if i < t0.len() { &t0[i] } else { &t1[i - t0.len()] };
             if bucket.is_some() {
                 break bucket;
             }
@@ -366,9 +347,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         if self.find(hash, key).is_none() {
             return self.add_new(hash, key.into(), f());
         }
-        let entry = self
-            .find_mut(hash, key)
-            .expect("key was found a moment ago");
+        let entry = self.find_mut(hash, key).expect("key was found a moment ago");
         &mut entry.value
     }
 
@@ -429,10 +408,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
     /// thrash between sizes.
     pub fn try_shrink(&mut self) {
         let buckets = self.tables[0].len();
-        if self.is_rehashing()
-            || buckets <= INITIAL_BUCKETS
-            || self.used[0] * SHRINK_RATIO >= buckets
-        {
+        if self.is_rehashing() || buckets <= INITIAL_BUCKETS || self.used[0] * SHRINK_RATIO >= buckets {
             return;
         }
         self.start_rehash((self.used[0] * 2).next_power_of_two().max(INITIAL_BUCKETS));
@@ -593,10 +569,7 @@ mod tests {
     #[test]
     fn random_ops_match_hashmap_model() {
         let (rehashing_ops, shrinks) = run_model(&mut Dict::new(), 200_000, 10_000);
-        assert!(
-            rehashing_ops > 1_000,
-            "only {rehashing_ops} ops ran mid-rehash"
-        );
+        assert!(rehashing_ops > 1_000, "only {rehashing_ops} ops ran mid-rehash");
         assert!(shrinks > 0, "the table never shrank");
     }
 
@@ -746,10 +719,7 @@ mod tests {
             d.try_shrink();
             d.rehash_step(20);
         }
-        assert!(
-            d.bucket_count() * 8 <= start_buckets,
-            "table did not shrink"
-        );
+        assert!(d.bucket_count() * 8 <= start_buckets, "table did not shrink");
         assert!(mid_rehash > 0);
         assert!((0..20_000).step_by(20).all(|i| seen.contains(&key(i))));
     }
@@ -767,11 +737,7 @@ mod tests {
             assert!(d.contains_key(k));
             distinct.insert(k.to_vec());
         }
-        assert!(
-            distinct.len() > 450,
-            "only {} distinct keys",
-            distinct.len()
-        );
+        assert!(distinct.len() > 450, "only {} distinct keys", distinct.len());
         // Mid-rehash, keys come from both tables.
         let mut i = 1_000;
         while !d.is_rehashing() {
@@ -802,11 +768,7 @@ mod tests {
     fn long_chain_drops_without_recursion() {
         let mut chain = None;
         for i in 0..1_000_000 {
-            chain = Some(Box::new(Entry {
-                key: key(i).into(),
-                value: i,
-                next: chain,
-            }));
+            chain = Some(Box::new(Entry { key: key(i).into(), value: i, next: chain }));
         }
         let mut d: Dict<u64> = Dict::new();
         d.tables[0] = alloc_buckets(INITIAL_BUCKETS);

@@ -26,16 +26,12 @@ impl EngineError {
     /// The reply line without its leading `-`, exactly as Redis 7.0 words it.
     pub fn message(self) -> &'static str {
         match self {
-            EngineError::WrongType => {
-                "WRONGTYPE Operation against a key holding the wrong kind of value"
-            }
+            EngineError::WrongType => "WRONGTYPE Operation against a key holding the wrong kind of value",
             EngineError::NotInteger => "ERR value is not an integer or out of range",
             EngineError::NotFloat => "ERR value is not a valid float",
             EngineError::Overflow => "ERR increment or decrement would overflow",
             EngineError::NanOrInfinity => "ERR increment would produce NaN or Infinity",
-            EngineError::StringTooLong => {
-                "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-            }
+            EngineError::StringTooLong => "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
         }
     }
 }

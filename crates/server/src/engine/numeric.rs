@@ -116,10 +116,7 @@ fn g17(out: &mut Vec<u8>, v: f64) {
     // Writing into a Vec cannot fail. The text is "d.<16 digits>e<exp>".
     let _ = write!(out, "{:.16e}", v.abs());
     let digits: [u8; 17] = std::array::from_fn(|i| out[start + i + usize::from(i > 0)]);
-    let exp: i32 = std::str::from_utf8(&out[start + 19..])
-        .ok()
-        .and_then(|e| e.parse().ok())
-        .unwrap_or(0);
+    let exp: i32 = std::str::from_utf8(&out[start + 19..]).ok().and_then(|e| e.parse().ok()).unwrap_or(0);
     out.truncate(start);
     // %g drops trailing zeros of the significand (and then the '.').
     let sig = 17 - digits.iter().rev().take_while(|&&d| d == b'0').count();
@@ -267,8 +264,7 @@ mod tests {
     use super::*;
 
     fn words(t: &str) -> impl Iterator<Item = Vec<u8>> + '_ {
-        t.split_whitespace()
-            .map(|w| w.replace("\\x00", "\0").into())
+        t.split_whitespace().map(|w| w.replace("\\x00", "\0").into())
     }
 
     /// Inputs with spaces or tabs, which the word tables cannot hold.
@@ -365,8 +361,7 @@ mod tests {
                 // probe the %g fixed/exponent switch at 1e-4 and 1e17.
                 3 if r & 1 == 0 => (r >> 11) as f64 / (1u64 << (r % 50)) as f64,
                 _ => {
-                    f64::from_bits((r % (1 << 52)) | (0x3FF0 << 48))
-                        * [1e-5, 1e-4, 1e16, 1e17][(r >> 60) as usize % 4]
+                    f64::from_bits((r % (1 << 52)) | (0x3FF0 << 48)) * [1e-5, 1e-4, 1e16, 1e17][(r >> 60) as usize % 4]
                 }
             };
             if v.is_nan() {

@@ -100,8 +100,7 @@ impl Conn {
         let mut total = 0;
         while total < READ_CAP && !self.eof {
             let in_mem = self.in_end - self.in_start;
-            let spilling = self.spill.is_some()
-                || (self.paused && in_mem as u64 >= srv.config.pipeline_input_spill);
+            let spilling = self.spill.is_some() || (self.paused && in_mem as u64 >= srv.config.pipeline_input_spill);
             let got = if spilling {
                 let n = read_some(&mut self.stream, scratch)?;
                 if let Some(n) = n.filter(|&n| n > 0) {
@@ -168,9 +167,7 @@ impl Conn {
             self.spill = None;
             return Ok(false);
         }
-        let want = need
-            .saturating_sub(self.in_end - self.in_start)
-            .max(256 << 10);
+        let want = need.saturating_sub(self.in_end - self.in_start).max(256 << 10);
         self.make_room(want);
         let spill = self.spill.as_mut().expect("checked above");
         let n = spill.take(&mut self.input[self.in_end..])?;
@@ -191,49 +188,29 @@ impl Conn {
                 return Ok(());
             }
             self.paused = false;
-            let client = srv
-                .clients
-                .get(cid)
-                .expect("connection has a client record");
+            let client = srv.clients.get(cid).expect("connection has a client record");
             if client.close_after_reply {
                 return Ok(());
             }
-            let limits = Limits {
-                max_bulk_len: srv.config.proto_max_bulk_len,
-                auth_required: !client.authenticated,
-            };
+            let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
             let frame = &self.input[self.in_start..self.in_end];
             match self.parser.parse(frame, &mut self.args, limits) {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {
-                        dispatch::execute(
-                            srv,
-                            cid,
-                            &mut self.out,
-                            &Argv::new(frame, &self.args),
-                            now,
-                        );
+                        dispatch::execute(srv, cid, &mut self.out, &Argv::new(frame, &self.args), now);
                     }
                     self.in_start += n;
                     self.check_output_limits(srv)?;
                 }
                 Ok(Parsed::Incomplete { need_at_least }) => {
-                    if self
-                        .refill_from_spill(need_at_least)
-                        .map_err(|e| Close::Gone(e.to_string()))?
-                    {
+                    if self.refill_from_spill(need_at_least).map_err(|e| Close::Gone(e.to_string()))? {
                         continue;
                     }
                     self.check_query_limit(srv, need_at_least)?;
                     break;
                 }
                 Err(e) => {
-                    crate::log_at!(
-                        Verbose,
-                        "Protocol error ({}) from client: {}",
-                        e.0,
-                        client.addr
-                    );
+                    crate::log_at!(Verbose, "Protocol error ({}) from client: {}", e.0, client.addr);
                     let mut r = dispatch::Reply::new(&mut self.out, false);
                     r.error(&e.reply_text());
                     srv.stats.error_replies += 1;

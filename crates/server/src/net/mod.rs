@@ -50,12 +50,7 @@ impl EventLoop {
                 Ok(a) => a,
                 Err(_) => format!("[{host}]:{}", srv.config.port)
                     .parse()
-                    .map_err(|_| {
-                        io::Error::new(
-                            io::ErrorKind::InvalidInput,
-                            format!("bad bind address {spec}"),
-                        )
-                    })?,
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address {spec}")))?,
             };
             match listen(addr, srv.config.tcp_backlog) {
                 Ok(l) => listeners.push(l),
@@ -69,14 +64,10 @@ impl EventLoop {
             }
         }
         if listeners.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::AddrNotAvailable,
-                "no address to listen on",
-            ));
+            return Err(io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to listen on"));
         }
         for (i, l) in listeners.iter_mut().enumerate() {
-            poll.registry()
-                .register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
         Ok(EventLoop {
             poll,
@@ -93,11 +84,7 @@ impl EventLoop {
 
     /// Ports actually bound (the first is reported by INFO).
     pub fn local_ports(&self) -> Vec<u16> {
-        self.listeners
-            .iter()
-            .filter_map(|l| l.local_addr().ok())
-            .map(|a| a.port())
-            .collect()
+        self.listeners.iter().filter_map(|l| l.local_addr().ok()).map(|a| a.port()).collect()
     }
 
     /// Serve until SHUTDOWN or SIGTERM/SIGINT.
@@ -137,15 +124,12 @@ impl EventLoop {
             }
             self.flush_all();
             for slot in std::mem::take(&mut self.srv.pending_kills) {
-                self.to_close
-                    .push((slot, Close::Gone("killed by CLIENT KILL".into())));
+                self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
             }
             self.close_pending();
             if let Some(sig) = signals::take() {
                 crate::log_at!(Warning, "Received {sig} scheduling shutdown...");
-                self.srv
-                    .shutdown
-                    .get_or_insert(crate::server::Shutdown::Default);
+                self.srv.shutdown.get_or_insert(crate::server::Shutdown::Default);
             }
             if self.srv.shutdown.is_some() {
                 return self.shutdown();
@@ -178,17 +162,12 @@ impl EventLoop {
 
     fn register(&mut self, stream: TcpStream, peer: SocketAddr, now: i64) -> io::Result<()> {
         stream.set_nodelay(true)?;
-        let laddr = stream
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
+        let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
         let slot = self.conns.insert(Conn::new(stream));
         let conn = self.conns.get_mut(slot).expect("just inserted");
         // Readable only: with WRITABLE always on, every ACK would wake the loop.
-        self.poll
-            .registry()
-            .register(&mut conn.stream, Token(slot), Interest::READABLE)?;
+        self.poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE)?;
         let id = self.srv.next_client_id;
         self.srv.next_client_id += 1;
         let authed = self.srv.config.requirepass.is_none();
@@ -248,16 +227,8 @@ impl EventLoop {
         if conn.write_registered == on {
             return;
         }
-        let interest = if on {
-            Interest::READABLE | Interest::WRITABLE
-        } else {
-            Interest::READABLE
-        };
-        match self
-            .poll
-            .registry()
-            .reregister(&mut conn.stream, Token(slot), interest)
-        {
+        let interest = if on { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+        match self.poll.registry().reregister(&mut conn.stream, Token(slot), interest) {
             Ok(()) => conn.write_registered = on,
             Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
         }
@@ -281,11 +252,8 @@ impl EventLoop {
         }
         let client = self.srv.clients.get(slot);
         let closing = client.is_none_or(|c| c.close_after_reply);
-        if (conn.eof && !conn.has_input() && conn.pending_out() == 0)
-            || (closing && conn.pending_out() == 0)
-        {
-            self.to_close
-                .push((slot, Close::Gone("client closed connection".into())));
+        if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
+            self.to_close.push((slot, Close::Gone("client closed connection".into())));
         }
     }
 
@@ -298,14 +266,9 @@ impl EventLoop {
             conn.flush_queued = false;
             match conn.flush(&mut self.srv) {
                 Ok(true) => {
-                    let closing = self
-                        .srv
-                        .clients
-                        .get(slot)
-                        .is_none_or(|c| c.close_after_reply);
+                    let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
                     if closing || (conn.eof && !conn.has_input()) {
-                        self.to_close
-                            .push((slot, Close::Gone("closed after reply".into())));
+                        self.to_close.push((slot, Close::Gone("closed after reply".into())));
                     } else if conn.paused || (conn.has_input() && conn.eof) {
                         self.again.push(slot);
                     }
@@ -341,8 +304,7 @@ impl EventLoop {
         if timeout_ms > 0 {
             for (slot, c) in self.srv.clients.iter() {
                 if now - c.last_interaction_ms > timeout_ms {
-                    self.to_close
-                        .push((slot, Close::Gone("idle timeout".into())));
+                    self.to_close.push((slot, Close::Gone("idle timeout".into())));
                 }
             }
         }

@@ -22,18 +22,10 @@ impl Spill {
     pub fn create(dir: &Path) -> io::Result<Spill> {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!(".volley-spill-{}-{n}", std::process::id()));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
+        let file = OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
         // Unlinked at once: the space is freed when the file is dropped, even on a crash.
         std::fs::remove_file(&path)?;
-        Ok(Spill {
-            file,
-            written: 0,
-            read: 0,
-        })
+        Ok(Spill { file, written: 0, read: 0 })
     }
 
     pub fn append(&mut self, data: &[u8]) -> io::Result<()> {

@@ -48,14 +48,7 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
-    pub fn new(
-        id: u64,
-        fd: i32,
-        addr: String,
-        laddr: String,
-        now_ms: i64,
-        authenticated: bool,
-    ) -> Self {
+    pub fn new(id: u64, fd: i32, addr: String, laddr: String, now_ms: i64, authenticated: bool) -> Self {
         ClientInfo {
             id,
             fd,
@@ -89,11 +82,7 @@ pub struct Slab<T> {
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
-        Slab {
-            items: Vec::new(),
-            free: Vec::new(),
-            len: 0,
-        }
+        Slab { items: Vec::new(), free: Vec::new(), len: 0 }
     }
 }
 
@@ -140,16 +129,10 @@ impl<T> Slab<T> {
         self.len == 0
     }
     pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
-        self.items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
+        self.items.iter().enumerate().filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
     }
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut T)> {
-        self.items
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, v)| v.as_mut().map(|v| (i, v)))
+        self.items.iter_mut().enumerate().filter_map(|(i, v)| v.as_mut().map(|v| (i, v)))
     }
 }
 
@@ -229,9 +212,7 @@ impl Server {
             next_client_id: 1,
             shutdown: None,
             pending_kills: Vec::new(),
-            executable: std::env::current_exe()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
+            executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
         }
     }
@@ -239,10 +220,7 @@ impl Server {
 
 /// Current unix time in milliseconds.
 pub fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 fn make_run_id(seed: i64) -> String {

@@ -17,11 +17,7 @@ pub struct TestServer {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl TestServer {
@@ -30,18 +26,10 @@ impl TestServer {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!("volley-test-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut args: Vec<String> = [
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--dir",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let mut args: Vec<String> = ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         args.push(dir.display().to_string());
         args.push("--logfile".into());
         args.push(dir.join("server.log").display().to_string());
@@ -64,11 +52,7 @@ impl TestServer {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        panic!(
-            "volley-server did not listen on {} within 10s; log:\n{}",
-            self.port,
-            self.log()
-        );
+        panic!("volley-server did not listen on {} within 10s; log:\n{}", self.port, self.log());
     }
 
     pub fn pid(&self) -> u32 {
@@ -118,14 +102,9 @@ pub struct Client {
 impl Client {
     pub fn connect(port: u16) -> Client {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         stream.set_nodelay(true).unwrap();
-        Client {
-            stream,
-            buf: Vec::new(),
-        }
+        Client { stream, buf: Vec::new() }
     }
 
     /// Send one command and return its decoded reply.
@@ -172,11 +151,7 @@ impl Client {
     fn fill(&mut self) {
         let mut chunk = [0u8; 65536];
         let n = self.stream.read(&mut chunk).expect("read reply");
-        assert!(
-            n > 0,
-            "server closed the connection; pending: {:?}",
-            String::from_utf8_lossy(&self.buf)
-        );
+        assert!(n > 0, "server closed the connection; pending: {:?}", String::from_utf8_lossy(&self.buf));
         self.buf.extend_from_slice(&chunk[..n]);
     }
 
