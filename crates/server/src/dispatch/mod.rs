@@ -131,7 +131,7 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
     let reply_start = out.len();
     let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now };
     match ctx.srv.registry.lookup(argv) {
-        registry::Lookup::Rejected(msg) => ctx.r.error(&msg),
+        registry::Lookup::Rejected(msg) => ctx.r.error_bytes(&msg),
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
     let errors = ctx.r.errors as u64;

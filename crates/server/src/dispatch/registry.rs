@@ -49,8 +49,9 @@ pub type CommandId = usize;
 /// The result of resolving argv[0] (and argv[1] for containers).
 pub enum Lookup {
     Found(CommandId, &'static CommandSpec),
-    /// Error reply text: unknown command/subcommand, or wrong arity.
-    Rejected(String),
+    /// Error reply text: unknown command/subcommand, or wrong arity. Bytes,
+    /// because Redis echoes the client's (possibly binary) arguments.
+    Rejected(Vec<u8>),
 }
 
 /// All commands, addressable by id; full names are `parent|sub`.
@@ -130,11 +131,12 @@ impl Registry {
             full.extend(sub.iter().map(u8::to_ascii_lowercase));
             return match self.by_name.get(&full) {
                 Some(&sid) => self.check_arity(sid, argv),
-                None => Lookup::Rejected(format!(
-                    "ERR unknown subcommand '{}'. Try {} HELP.",
-                    clip(sub, 128),
-                    spec.name.to_ascii_uppercase()
-                )),
+                None => {
+                    let mut msg = b"ERR unknown subcommand '".to_vec();
+                    msg.extend_from_slice(clip(sub, 128));
+                    msg.extend_from_slice(format!("'. Try {} HELP.", spec.name.to_ascii_uppercase()).as_bytes());
+                    Lookup::Rejected(msg)
+                }
             };
         }
         self.check_arity(id, argv)
@@ -145,24 +147,34 @@ impl Registry {
         if spec.arity_ok(argv.len()) {
             Lookup::Found(id, spec)
         } else {
-            Lookup::Rejected(format!("ERR wrong number of arguments for '{}' command", self.full_names[id]))
+            Lookup::Rejected(
+                format!("ERR wrong number of arguments for '{}' command", self.full_names[id]).into_bytes(),
+            )
         }
     }
 }
 
-/// Lossy text of at most `max` bytes, as Redis's `%.128s` prints.
-pub fn clip(b: &[u8], max: usize) -> String {
-    String::from_utf8_lossy(&b[..b.len().min(max)]).into_owned()
+/// At most `max` bytes of `b`, as Redis's `%.128s` prints it: a C string,
+/// so it also stops at the first NUL byte.
+pub fn clip(b: &[u8], max: usize) -> &[u8] {
+    let b = &b[..b.len().min(max)];
+    b.iter().position(|&c| c == 0).map_or(b, |nul| &b[..nul])
 }
 
-fn unknown_command(argv: &Argv) -> String {
-    let mut args = String::new();
+fn unknown_command(argv: &Argv) -> Vec<u8> {
+    let mut args = Vec::new();
     for a in argv.iter_from(1) {
         if args.len() >= 128 {
             break;
         }
         let room = 128 - args.len();
-        args.push_str(&format!("'{}' ", clip(a, room)));
+        args.push(b'\'');
+        args.extend_from_slice(clip(a, room));
+        args.extend_from_slice(b"' ");
     }
-    format!("ERR unknown command '{}', with args beginning with: {}", clip(argv.get(0), 128), args)
+    let mut msg = b"ERR unknown command '".to_vec();
+    msg.extend_from_slice(clip(argv.get(0), 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    msg.extend_from_slice(&args);
+    msg
 }

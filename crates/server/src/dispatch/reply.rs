@@ -49,9 +49,13 @@ impl<'a> Reply<'a> {
     /// An error line; `msg` starts with the code (`ERR ...`, `WRONGTYPE ...`).
     /// Newlines are replaced with spaces, as Redis does, so the line stays one line.
     pub fn error(&mut self, msg: &str) {
+        self.error_bytes(msg.as_bytes());
+    }
+    /// An error line whose text may hold the client's binary arguments.
+    pub fn error_bytes(&mut self, msg: &[u8]) {
         self.errors += 1;
         self.buf.push(b'-');
-        self.buf.extend(msg.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        self.buf.extend(msg.iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
         self.buf.extend_from_slice(b"\r\n");
     }
     pub fn int(&mut self, v: i64) {
