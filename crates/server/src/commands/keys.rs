@@ -319,7 +319,8 @@ fn ttl_generic(ctx: &mut Ctx, argv: &Argv, in_ms: bool, absolute: bool) {
                 if in_ms {
                     t
                 } else {
-                    (t + 500) / 1000
+                    // Rounded to seconds without overflow for deadlines near i64::MAX ms.
+                    ((t as i128 + 500) / 1000) as i64
                 }
             }
         },
