@@ -26,7 +26,7 @@ impl ProtocolError {
 
 /// The arguments of one parsed command: ranges into either the frame (multibulk)
 /// or the parser's own unescape buffer (inline commands).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Args {
     ranges: Vec<(usize, usize)>,
     inline: Vec<u8>,
@@ -49,6 +49,17 @@ impl Args {
         } else {
             &frame[s..e]
         }
+    }
+    /// Arguments owned by this value (a command kept for later, e.g. a
+    /// blocked command to re-run); read them with an empty frame.
+    pub fn from_parts<'a, I: IntoIterator<Item = &'a [u8]>>(parts: I) -> Args {
+        let mut args = Args { is_inline: true, ..Args::default() };
+        for p in parts {
+            let start = args.inline.len();
+            args.inline.extend_from_slice(p);
+            args.ranges.push((start, args.inline.len()));
+        }
+        args
     }
     fn clear(&mut self) {
         self.ranges.clear();

@@ -154,7 +154,8 @@ fn clients(srv: &Server, s: &mut Section) {
     s.field("maxclients", srv.config.maxclients);
     s.field("client_recent_max_input_buffer", max_in);
     s.field("client_recent_max_output_buffer", max_out);
-    s.zeros(&["blocked_clients", "tracking_clients", "clients_in_timeout_table"]);
+    s.field("blocked_clients", srv.blocking.count());
+    s.zeros(&["tracking_clients", "clients_in_timeout_table"]);
 }
 
 /// Bytes as Redis prints them for humans: `512B`, `894.95K`, `1.50M`.

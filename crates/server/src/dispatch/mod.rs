@@ -9,6 +9,7 @@ pub use registry::{CommandSpec, Registry};
 pub use reply::Reply;
 
 use crate::engine::Db;
+use crate::server::blocking::{Blocked, TimeoutReply};
 use crate::server::{ClientInfo, Server};
 
 /// Command flags, named after Redis's.
@@ -92,6 +93,9 @@ pub struct Ctx<'a> {
     pub db: usize,
     /// Command time in unix ms (one clock read per batch).
     pub now: i64,
+    /// False inside MULTI/EXEC and scripts, where blocking commands behave
+    /// as their non-blocking forms.
+    pub may_block: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -109,6 +113,32 @@ impl<'a> Ctx<'a> {
     pub fn dirty(&mut self, n: u64) {
         self.srv.dirty += n;
     }
+    /// Block the caller until one of `keys` may have data or `deadline`
+    /// (unix ms) passes; the command is re-run then. Returns false where
+    /// blocking is not allowed: the handler then replies as on timeout.
+    pub fn block_on(&mut self, keys: &[&[u8]], deadline: Option<i64>, on_timeout: TimeoutReply, argv: &Argv) -> bool {
+        if !self.may_block {
+            return false;
+        }
+        let b = &mut self.srv.blocking;
+        if let Some((cid, again)) = &mut b.rerun {
+            if *cid == self.cid {
+                // Re-run found nothing yet: keep the place in every queue.
+                *again = true;
+                return true;
+            }
+        }
+        let blocked = Blocked {
+            db: self.db,
+            keys: keys.iter().map(|k| k.to_vec()).collect(),
+            deadline,
+            on_timeout,
+            argv: resp::Args::from_parts(argv.iter_from(0)),
+        };
+        b.block(self.cid, blocked);
+        true
+    }
+
     pub fn syntax_error(&mut self) {
         self.r.error("ERR syntax error");
     }
@@ -129,7 +159,7 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
         client.reply_mode = ReplyMode::Skipping;
     }
     let reply_start = out.len();
-    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now };
+    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now, may_block: true };
     match ctx.srv.registry.lookup(argv) {
         registry::Lookup::Rejected(msg) => ctx.r.error_bytes(&msg),
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
@@ -163,8 +193,14 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
         }
     }
     let errors_before = ctx.r.errors;
+    let dirty_before = ctx.srv.dirty;
     let started = std::time::Instant::now();
     (spec.handler)(ctx, argv);
+    if ctx.srv.dirty != dirty_before && ctx.srv.blocking.any_waiters() {
+        for pos in spec.key_positions(argv.len()) {
+            ctx.srv.blocking.signal(ctx.db, argv.get(pos));
+        }
+    }
     let usec = started.elapsed().as_micros() as u64;
     let stats = &mut ctx.srv.stats.commands[id];
     stats.calls += 1;
@@ -174,5 +210,14 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
     }
     if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
         c.last_cmd = Some(id);
+    }
+}
+
+/// Write the reply a blocked command gives when its timeout passes.
+pub fn write_timeout_reply(out: &mut Vec<u8>, resp3: bool, kind: TimeoutReply) {
+    let mut r = Reply::new(out, resp3);
+    match kind {
+        TimeoutReply::NullArray => r.null_array(),
+        TimeoutReply::Null => r.null(),
     }
 }

@@ -179,18 +179,20 @@ impl Conn {
     }
 
     /// Execute every complete command until input runs out, the output pause
-    /// threshold is reached, or the client must be closed.
-    pub fn process(&mut self, srv: &mut Server, cid: usize, now: i64) -> Result<(), Close> {
+    /// threshold is reached, the client blocks, or it must be closed.
+    /// Returns true when it stopped early because a command made keys ready
+    /// for blocked clients: the loop serves them, then calls again.
+    pub fn process(&mut self, srv: &mut Server, cid: usize, now: i64) -> Result<bool, Close> {
         let pause_at = srv.config.pipeline_output_pause as usize;
         loop {
             if self.pending_out() >= pause_at {
                 self.paused = true;
-                return Ok(());
+                return Ok(false);
             }
             self.paused = false;
             let client = srv.clients.get(cid).expect("connection has a client record");
-            if client.close_after_reply {
-                return Ok(());
+            if client.close_after_reply || srv.blocking.is_blocked(cid) {
+                return Ok(false);
             }
             let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
             let frame = &self.input[self.in_start..self.in_end];
@@ -201,6 +203,9 @@ impl Conn {
                     }
                     self.in_start += n;
                     self.check_output_limits(srv)?;
+                    if srv.blocking.has_ready() {
+                        return Ok(true);
+                    }
                 }
                 Ok(Parsed::Incomplete { need_at_least }) => {
                     if self.refill_from_spill(need_at_least).map_err(|e| Close::Gone(e.to_string()))? {
@@ -217,12 +222,12 @@ impl Conn {
                     if let Some(c) = srv.clients.get_mut(cid) {
                         c.close_after_reply = true;
                     }
-                    return Ok(());
+                    return Ok(false);
                 }
             }
         }
         self.release_idle_input();
-        Ok(())
+        Ok(false)
     }
 
     fn check_query_limit(&mut self, srv: &Server, need: usize) -> Result<(), Close> {

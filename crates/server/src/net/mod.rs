@@ -92,11 +92,7 @@ impl EventLoop {
         signals::install();
         let mut events = Events::with_capacity(1024);
         loop {
-            let timeout = if self.again.is_empty() {
-                self.next_cron.saturating_duration_since(Instant::now())
-            } else {
-                Duration::ZERO
-            };
+            let timeout = if self.again.is_empty() { self.sleep_budget() } else { Duration::ZERO };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     return Err(e);
@@ -119,6 +115,7 @@ impl EventLoop {
             for t in std::mem::take(&mut self.again) {
                 self.on_readable(t, now);
             }
+            self.expire_blocked(now);
             if Instant::now() >= self.next_cron {
                 self.cron(now);
             }
@@ -236,24 +233,84 @@ impl EventLoop {
 
     /// Run the connection's complete commands and queue its replies.
     fn execute(&mut self, slot: usize, now: i64) {
-        let Some(conn) = self.conns.get_mut(slot) else {
-            return;
-        };
         if let Some(c) = self.srv.clients.get_mut(slot) {
             c.last_interaction_ms = now;
         }
-        if let Err(close) = conn.process(&mut self.srv, slot, now) {
-            self.to_close.push((slot, close));
-            return;
+        loop {
+            let Some(conn) = self.conns.get_mut(slot) else { return };
+            match conn.process(&mut self.srv, slot, now) {
+                Err(close) => {
+                    self.to_close.push((slot, close));
+                    return;
+                }
+                // A command made keys ready: serve blocked clients right after
+                // it, as Redis does, then carry on with this pipeline.
+                Ok(true) => self.serve_ready_keys(now),
+                Ok(false) => break,
+            }
         }
+        self.queue_flush(slot);
+        let Some(conn) = self.conns.get(slot) else { return };
+        let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
+        if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
+            self.to_close.push((slot, Close::Gone("client closed connection".into())));
+        }
+    }
+
+    fn queue_flush(&mut self, slot: usize) {
+        let Some(conn) = self.conns.get_mut(slot) else { return };
         if conn.pending_out() > 0 && !conn.flush_queued {
             conn.flush_queued = true;
             self.to_flush.push(slot);
         }
-        let client = self.srv.clients.get(slot);
-        let closing = client.is_none_or(|c| c.close_after_reply);
-        if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
-            self.to_close.push((slot, Close::Gone("client closed connection".into())));
+    }
+
+    /// Poll timeout: until the next cron tick or blocked-client deadline.
+    fn sleep_budget(&self) -> Duration {
+        let mut d = self.next_cron.saturating_duration_since(Instant::now());
+        if let Some(deadline) = self.srv.blocking.next_deadline() {
+            let ms = (deadline - unix_ms()).max(0) as u64;
+            d = d.min(Duration::from_millis(ms));
+        }
+        d
+    }
+
+    /// Re-run the commands of clients blocked on keys that writes touched,
+    /// first blocked first; serving one may make more keys ready.
+    fn serve_ready_keys(&mut self, now: i64) {
+        while self.srv.blocking.has_ready() {
+            for key in self.srv.blocking.take_ready() {
+                for cid in self.srv.blocking.waiters_of(&key) {
+                    self.rerun_blocked(cid, now);
+                }
+            }
+        }
+    }
+
+    fn rerun_blocked(&mut self, cid: usize, now: i64) {
+        let Some(argv) = self.srv.blocking.take_argv(cid) else { return };
+        let Some(conn) = self.conns.get_mut(cid) else { return };
+        self.srv.blocking.rerun = Some((cid, false));
+        crate::dispatch::execute(&mut self.srv, cid, &mut conn.out, &crate::dispatch::Argv::new(&[], &argv), now);
+        let blocked_again = matches!(self.srv.blocking.rerun.take(), Some((_, true)));
+        if blocked_again {
+            self.srv.blocking.restore_argv(cid, argv);
+        } else {
+            self.srv.blocking.unblock(cid);
+            self.queue_flush(cid);
+            self.again.push(cid);
+        }
+    }
+
+    /// Reply to blocked clients whose timeout passed, and resume them.
+    fn expire_blocked(&mut self, now: i64) {
+        for cid in self.srv.blocking.expired(now) {
+            let Some(b) = self.srv.blocking.unblock(cid) else { continue };
+            let resp3 = self.srv.clients.get(cid).is_some_and(|c| c.resp == 3);
+            let Some(conn) = self.conns.get_mut(cid) else { continue };
+            crate::dispatch::write_timeout_reply(&mut conn.out, resp3, b.on_timeout);
+            self.queue_flush(cid);
+            self.again.push(cid);
         }
     }
 
@@ -285,6 +342,7 @@ impl EventLoop {
             let Some(mut conn) = self.conns.remove(slot) else {
                 continue;
             };
+            self.srv.blocking.unblock(slot);
             let info = self.srv.clients.remove(slot);
             let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
             match why {

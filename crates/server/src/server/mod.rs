@@ -1,6 +1,7 @@
 //! The server's state as commands see it: configuration, keyspace, the
 //! client registry (metadata only; sockets live in `net`), statistics, and the
 //! command table.
+pub mod blocking;
 pub mod cron;
 
 use std::time::Instant;
@@ -187,6 +188,8 @@ pub struct Server {
     /// Client slots to disconnect at the end of this turn (CLIENT KILL of
     /// another client; killing yourself uses `close_after_reply`).
     pub pending_kills: Vec<usize>,
+    /// Clients blocked on keys (BLPOP and friends).
+    pub blocking: blocking::Blocking,
     /// TCP port actually bound (for INFO when `port 0`-style tests use it).
     pub port: u16,
     pub executable: String,
@@ -212,6 +215,7 @@ impl Server {
             next_client_id: 1,
             shutdown: None,
             pending_kills: Vec::new(),
+            blocking: blocking::Blocking::default(),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
         }

@@ -1,0 +1,221 @@
+//! Clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN, ...). A blocked client's
+//! command is kept and re-run when one of its keys may have data: any write
+//! command that changed the dataset signals its key arguments, so data-type
+//! handlers need no explicit wake-up calls. Waiters on a key are served in
+//! the order they blocked; deadlines are kept sorted so the event loop can
+//! sleep exactly until the next one.
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+
+/// What a blocked command replies when its timeout passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutReply {
+    /// `*-1` (RESP2) / `_`: BLPOP, BRPOP, BLMPOP, BZPOP*, BZMPOP.
+    NullArray,
+    /// `$-1` (RESP2) / `_`: BLMOVE, BRPOPLPUSH.
+    Null,
+}
+
+/// One blocked client.
+#[derive(Debug)]
+pub struct Blocked {
+    pub db: usize,
+    pub keys: Vec<Vec<u8>>,
+    /// Unix ms, or None to wait forever.
+    pub deadline: Option<i64>,
+    pub on_timeout: TimeoutReply,
+    /// The command to re-run when a key is ready.
+    pub argv: resp::Args,
+}
+
+type DbKey = (usize, Vec<u8>);
+
+/// All blocked clients, indexed by key and by deadline.
+#[derive(Default)]
+pub struct Blocking {
+    blocked: HashMap<usize, Blocked>,
+    waiters: HashMap<DbKey, VecDeque<usize>>,
+    deadlines: BTreeSet<(i64, usize)>,
+    ready: Vec<DbKey>,
+    ready_set: HashSet<DbKey>,
+    /// The client whose blocked command is being re-run, and whether it
+    /// asked to block again (then it keeps its place in every queue).
+    pub rerun: Option<(usize, bool)>,
+}
+
+impl Blocking {
+    pub fn is_blocked(&self, cid: usize) -> bool {
+        self.blocked.contains_key(&cid)
+    }
+
+    pub fn count(&self) -> usize {
+        self.blocked.len()
+    }
+
+    pub fn get(&self, cid: usize) -> Option<&Blocked> {
+        self.blocked.get(&cid)
+    }
+
+    /// Register `cid` as waiting on `b.keys`.
+    pub fn block(&mut self, cid: usize, b: Blocked) {
+        for k in &b.keys {
+            self.waiters.entry((b.db, k.clone())).or_default().push_back(cid);
+        }
+        if let Some(d) = b.deadline {
+            self.deadlines.insert((d, cid));
+        }
+        self.blocked.insert(cid, b);
+    }
+
+    /// Forget `cid` everywhere (served, timed out, or disconnected).
+    pub fn unblock(&mut self, cid: usize) -> Option<Blocked> {
+        let b = self.blocked.remove(&cid)?;
+        for k in &b.keys {
+            let key = (b.db, k.clone());
+            if let Some(q) = self.waiters.get_mut(&key) {
+                q.retain(|&c| c != cid);
+                if q.is_empty() {
+                    self.waiters.remove(&key);
+                }
+            }
+        }
+        if let Some(d) = b.deadline {
+            self.deadlines.remove(&(d, cid));
+        }
+        Some(b)
+    }
+
+    /// A write touched `key`: if anyone waits on it, queue it for serving.
+    pub fn signal(&mut self, db: usize, key: &[u8]) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        let k = (db, key.to_vec());
+        if self.waiters.contains_key(&k) && self.ready_set.insert(k.clone()) {
+            self.ready.push(k);
+        }
+    }
+
+    /// Whether anyone waits at all (checked before signalling, which is
+    /// then free for the common no-waiter case).
+    pub fn any_waiters(&self) -> bool {
+        !self.waiters.is_empty()
+    }
+
+    /// Take the stored command of a blocked client to re-run it.
+    pub fn take_argv(&mut self, cid: usize) -> Option<resp::Args> {
+        self.blocked.get_mut(&cid).map(|b| std::mem::take(&mut b.argv))
+    }
+
+    /// Put back the command of a client that blocked again.
+    pub fn restore_argv(&mut self, cid: usize, argv: resp::Args) {
+        if let Some(b) = self.blocked.get_mut(&cid) {
+            b.argv = argv;
+        }
+    }
+
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Keys signalled since the last call, in signal order.
+    pub fn take_ready(&mut self) -> Vec<DbKey> {
+        self.ready_set.clear();
+        std::mem::take(&mut self.ready)
+    }
+
+    /// Clients waiting on `key`, first blocked first.
+    pub fn waiters_of(&self, key: &DbKey) -> Vec<usize> {
+        self.waiters.get(key).map(|q| q.iter().copied().collect()).unwrap_or_default()
+    }
+
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.deadlines.first().map(|&(d, _)| d)
+    }
+
+    /// Clients whose deadline has passed, removed from the deadline index.
+    pub fn expired(&mut self, now_ms: i64) -> Vec<usize> {
+        let mut out = Vec::new();
+        while let Some(&(d, cid)) = self.deadlines.first() {
+            if d > now_ms {
+                break;
+            }
+            self.deadlines.pop_first();
+            out.push(cid);
+        }
+        out
+    }
+}
+
+/// Parse a blocking timeout in seconds (fractions allowed) into an absolute
+/// deadline; `Ok(None)` for 0 (wait forever). Errors use Redis's texts.
+pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, &'static str> {
+    const NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
+    let secs = std::str::from_utf8(arg).ok().and_then(|s| s.parse::<f64>().ok()).ok_or(NOT_FLOAT)?;
+    if !secs.is_finite() || arg.first().is_some_and(|b| b.is_ascii_whitespace()) {
+        return Err(NOT_FLOAT);
+    }
+    if secs < 0.0 {
+        return Err("ERR timeout is negative");
+    }
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    let ms = (secs * 1000.0).ceil();
+    if ms > (i64::MAX - now_ms) as f64 {
+        return Err("ERR timeout is out of range");
+    }
+    Ok(Some(now_ms + ms as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocked(keys: &[&str], deadline: Option<i64>) -> Blocked {
+        Blocked {
+            db: 0,
+            keys: keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            deadline,
+            on_timeout: TimeoutReply::NullArray,
+            argv: resp::Args::from_parts([&b"BLPOP"[..]]),
+        }
+    }
+
+    #[test]
+    fn waiters_are_fifo_and_unblock_cleans_every_index() {
+        let mut b = Blocking::default();
+        b.block(7, blocked(&["a", "b"], Some(100)));
+        b.block(3, blocked(&["a"], None));
+        assert_eq!(b.waiters_of(&(0, b"a".to_vec())), vec![7, 3]);
+        b.signal(0, b"a");
+        b.signal(0, b"a");
+        b.signal(0, b"zzz");
+        assert_eq!(b.take_ready(), vec![(0, b"a".to_vec())]);
+        assert!(b.unblock(7).is_some());
+        assert_eq!(b.waiters_of(&(0, b"a".to_vec())), vec![3]);
+        assert!(b.waiters_of(&(0, b"b".to_vec())).is_empty());
+        assert_eq!(b.next_deadline(), None);
+        assert_eq!(b.count(), 1);
+    }
+
+    #[test]
+    fn deadlines_expire_in_order() {
+        let mut b = Blocking::default();
+        b.block(1, blocked(&["k"], Some(300)));
+        b.block(2, blocked(&["k"], Some(100)));
+        assert_eq!(b.next_deadline(), Some(100));
+        assert_eq!(b.expired(250), vec![2]);
+        assert_eq!(b.expired(250), Vec::<usize>::new());
+        assert_eq!(b.expired(300), vec![1]);
+    }
+
+    #[test]
+    fn timeouts_parse_like_redis() {
+        assert_eq!(parse_timeout(b"0", 1000), Ok(None));
+        assert_eq!(parse_timeout(b"0.5", 1000), Ok(Some(1500)));
+        assert_eq!(parse_timeout(b"2", 1000), Ok(Some(3000)));
+        assert_eq!(parse_timeout(b"-1", 0), Err("ERR timeout is negative"));
+        assert_eq!(parse_timeout(b"abc", 0), Err("ERR timeout is not a float or out of range"));
+        assert_eq!(parse_timeout(b"inf", 0), Err("ERR timeout is not a float or out of range"));
+    }
+}
