@@ -6,6 +6,7 @@ pub mod db;
 pub mod dict;
 pub mod glob;
 pub mod numeric;
+pub mod siphash;
 pub mod value;
 
 pub use db::{Db, Entry, Keyspace};
