@@ -206,7 +206,7 @@ def phase_rss(args, pin, tmp):
                     err = lib_load.preflight(srv, *probe)
                     if err:
                         results[(label, name)].append({"error": f"unsupported: {err}"})
-                        log(f"[rss] {label} {name}: unsupported: {err}")
+                        log(f"[rss] round {rnd + 1}/{args.rounds} {label:24} {name:6} unsupported: {err}")
                         continue
                     time.sleep(args.settle)
                     before = lib_sys.rss_bytes(srv.proc.pid)
@@ -238,7 +238,8 @@ def rss_table(args, results, targets):
                                                  else "error" if errs else "-")
         rr = ratio(cells["volley"], cells["redis"]) if not any(isinstance(c, str) for c in cells.values()) \
             else None
-        status = target(targets, f"RSS/key ({label}) <= 0.6x redis", rr, 0.6, "le")
+        status = target(targets, f"RSS/key ({label}) <= 0.6x redis", rr, 0.6, "le",
+                        None if rr is not None else f"redis {cells['redis']}, volley {cells['volley']}")
         t.add(label, cells["redis"], cells["volley"], "<= 0.6x", status, digits=1)
     t.note(f"VmRSS read {args.settle:g} s after the load; growth = after - before, divided by the key count")
     return t
@@ -256,7 +257,7 @@ def phase_stall(args, pin, tmp):
                 err = lib_load.preflight(srv, "SET", "bench:preflight", "v")
                 if err:
                     results[name].append({"error": f"unsupported: {err}"})
-                    log(f"[stall] {name}: unsupported: {err}")
+                    log(f"[stall] round {rnd + 1}/{args.rounds} {name:6} unsupported: {err}")
                     continue
                 probe = lib_load.PingProbe(srv)
                 probe.start()
@@ -287,14 +288,14 @@ def stall_table(args, results, targets):
         rows[stat] = cells
     v = rows["max_ms"]["volley"]
     status = target(targets, f"longest stall <= {STALL_TARGET_MS:g} ms", v if not isinstance(v, str) else None,
-                    STALL_TARGET_MS, "le")
+                    STALL_TARGET_MS, "le", None if not isinstance(v, str) else f"volley {v}")
     labels = {"max_ms": "longest stall (max)", "p999_ms": "p99.9", "p99_ms": "p99", "median_ms": "median",
               "load_s": "load duration (s)"}
     for stat, cells in rows.items():
         t.add(labels[stat], cells["redis"], cells["volley"], status if stat == "max_ms" else "", digits=2)
     worst = {n: max((r["max_ms"] for r in results.get(n, []) if not r.get("error")), default=None) for n in NAMES}
-    t.note(f"medians over {args.rounds} round(s); worst single round: redis {worst['redis']} ms, "
-           f"volley {worst['volley']} ms. The probe is a Python thread (unpinned): "
+    t.note(f"medians over {args.rounds} round(s); worst single round: redis {fmt_value(worst['redis'])} ms, "
+           f"volley {fmt_value(worst['volley'])} ms. The probe is a Python thread (unpinned): "
            "its own scheduling delay is included, for both servers alike")
     return t
 

@@ -135,7 +135,6 @@ def pipe_load(srv, path, n, pin):
     Returns {"wall_s", "cli_core", "error"}; error is None only if redis-cli
     reported n replies and 0 errors.
     """
-    t_name, row_name = BENCH_NAMES.get(test, (test, test.upper()))
     argv = pin.load_prefix() + ["redis-cli", "-h", srv.host, "-p", str(srv.port), "--pipe"]
     with open(path, "rb") as f:
         code, out, err, wall, cpu = lib_sys.run_measured(argv, stdin=f)
