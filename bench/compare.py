@@ -113,6 +113,9 @@ def phase_bench(args, pin):
                     for name in NAMES:
                         if (test, name) in unsupported:
                             continue
+                        if srvs[name].proc.poll() is not None:
+                            runs[(test, depth, name)].append({"error": f"{name} died: {srvs[name].log()[-300:]}"})
+                            continue
                         r = lib_load.run_benchmark(srvs[name], test, depth, args.n, pin, args.clients)
                         runs[(test, depth, name)].append(r)
                         log(f"[bench] round {rnd + 1}/{args.rounds} -P {depth:<3} {test.upper():4} {name:6} "
@@ -326,7 +329,10 @@ def _interrupt(*_):
 
 def main(argv=None):
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)  # run the same cleanup as Ctrl-C
+    # Ctrl-C and SIGTERM both unwind through the context managers, which kill every
+    # server; SIGINT explicitly too, since a shell may start a background job with it ignored.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     pin = lib_sys.Pinning(enabled=not args.no_pin)
     meta = {"volley_bin": servers.volley_bin(), "redis_bin": servers.redis_bin(), "pinning": pin.describe(),
             "redis_version": subprocess.run([servers.redis_bin(), "--version"], capture_output=True,

@@ -63,7 +63,8 @@ def run_benchmark(srv, test, depth, n, pin, clients=50, keyspace=100_000):
         "redis-benchmark", "-h", srv.host, "-p", str(srv.port), "-c", str(clients),
         "-n", str(n), "-P", str(depth), "-r", str(keyspace), "-t", t_name, "--csv"]
     cpu0 = lib_sys.cpu_seconds(srv.proc.pid)
-    code, out, err, wall, bench_cpu = lib_sys.run_measured(argv)
+    dead = lambda: srv.proc.poll() is not None  # noqa: E731
+    code, out, err, wall, bench_cpu = lib_sys.run_measured(argv, timeout=60 + n / 2000, abort_if=dead)
     cpu1 = lib_sys.cpu_seconds(srv.proc.pid)
     row = parse_benchmark_csv(out).get(row_name)
     problem = _benchmark_problem(code, out, err, row, srv)
@@ -94,14 +95,14 @@ def parse_benchmark_csv(text):
 
 
 def _benchmark_problem(code, out, err, row, srv):
+    if srv.proc.poll() is not None:
+        return f"server died (exit {srv.proc.returncode})"
     for text in (out, err):
         for ln in text.splitlines():
             if ln.startswith("Error") or "ERR " in ln:
                 return ln.strip()[:200]
     if code != 0:
         return f"redis-benchmark exited {code}: {(err or out).strip()[-200:]}"
-    if srv.proc.poll() is not None:
-        return f"server died (exit {srv.proc.returncode})"
     if row is None:
         return "no CSV row in redis-benchmark output"
     return None
@@ -137,7 +138,8 @@ def pipe_load(srv, path, n, pin):
     """
     argv = pin.load_prefix() + ["redis-cli", "-h", srv.host, "-p", str(srv.port), "--pipe"]
     with open(path, "rb") as f:
-        code, out, err, wall, cpu = lib_sys.run_measured(argv, stdin=f)
+        code, out, err, wall, cpu = lib_sys.run_measured(argv, stdin=f, timeout=60 + n / 2000,
+                                                         abort_if=lambda: srv.proc.poll() is not None)
     error = None
     summary = [ln for ln in out.splitlines() if "errors:" in ln]
     if not summary:

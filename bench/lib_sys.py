@@ -77,18 +77,28 @@ class Pinning:
         return [self.taskset, "-c", str(self.load_cpu)] if self.active else []
 
 
-def run_measured(argv, stdin=None, timeout=900):
+def run_measured(argv, stdin=None, timeout=900, abort_if=None):
     """Run argv to completion; return (exit code, stdout, stderr, wall s, child CPU s).
 
     taskset execs its target, so the child's rusage is the load generator's.
-    The child is killed if it outlives `timeout` or if we are interrupted.
+    The child is killed if it outlives `timeout`, if `abort_if()` turns true
+    (polled every 0.2 s; e.g. "the server died", which can leave
+    redis-benchmark waiting forever) or if we are interrupted.
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         proc = subprocess.Popen(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
                                 stdout=out, stderr=err)
-        timer = threading.Timer(timeout, lambda: _kill(proc.pid))
-        timer.start()
+        done = threading.Event()
+
+        def watchdog():
+            deadline = started + timeout
+            while not done.wait(0.2):
+                if time.monotonic() > deadline or (abort_if and abort_if()):
+                    _kill(proc.pid)
+                    return
+
+        threading.Thread(target=watchdog, daemon=True).start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         except BaseException:
@@ -96,7 +106,7 @@ def run_measured(argv, stdin=None, timeout=900):
             proc.wait()
             raise
         finally:
-            timer.cancel()
+            done.set()
         wall = time.monotonic() - started
         proc.returncode = code = os.waitstatus_to_exitcode(status)
         out.seek(0)
