@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lib_load  # noqa: E402
 import lib_sys  # noqa: E402
 import servers  # noqa: E402
-from lib_report import Table, median, ratio  # noqa: E402
+from lib_report import Table, fmt, median, ratio  # noqa: E402
 
 NAMES = ("redis", "volley")
 STARTERS = {"redis": servers.start_redis, "volley": servers.start_volley}
@@ -246,7 +246,7 @@ def rss_table(args, results, targets):
         rr = ratio(cells["volley"], cells["redis"]) if not any(isinstance(c, str) for c in cells.values()) \
             else None
         status = target(targets, f"RSS/key ({label}) <= 0.6x redis", rr, 0.6, "le",
-                        None if rr is not None else f"redis {cells['redis']}, volley {cells['volley']}")
+                        None if rr is not None else f"redis {fmt(cells['redis'])}, volley {fmt(cells['volley'])}")
         t.add(label, cells["redis"], cells["volley"], "<= 0.6x", status, digits=1)
     t.note(f"VmRSS read {args.settle:g} s after the load; growth = after - before, divided by the key count")
     return t

@@ -23,7 +23,7 @@ def fmt(v, digits=2):
         return "-"
     if isinstance(v, str):
         return v
-    if abs(v) >= 1000:
+    if abs(round(v)) >= 1000:
         return f"{v:,.0f}"
     return f"{v:.{digits}f}"
 
