@@ -1,0 +1,203 @@
+"""Load generators for compare.py: redis-benchmark, redis-cli --pipe, a PING probe.
+
+* `preflight(srv, *cmd)`: send one command on a fresh connection and return
+  None if the server accepted it, else its error line; a test whose command a
+  server rejects is reported "unsupported" instead of being benchmarked.
+* `run_benchmark(...)`: one redis-benchmark test (`-t set|get|incr --csv`),
+  server CPU read before and after it, CSV parsed into rps and latencies.
+* `write_set_payload(...)` / `pipe_load(...)`: the RESP of N `SET key:%012d
+  value:%010d [EX ttl]` commands, written once to a file and fed to
+  `redis-cli --pipe`, which reports how many replies and errors it received.
+* `PingProbe`: a thread that sends PING on its own connection every 1 ms and
+  records every round trip, to find the longest stall during a load.
+"""
+import csv
+import io
+import socket
+import statistics
+import threading
+import time
+
+import lib_sys
+
+LATENCY_FIELDS = ("avg", "min", "p50", "p95", "p99", "max")
+# -t name and CSV row for tests whose name differs from the command (ping has two variants).
+BENCH_NAMES = {"ping": ("ping_mbulk", "PING_MBULK")}
+
+
+def resp(*args):
+    """Encode one command as a RESP array of bulk strings."""
+    parts = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(parts)
+
+
+def preflight(srv, *cmd):
+    """None if `cmd` gets a non-error reply, else the error (or failure) text."""
+    try:
+        with socket.create_connection((srv.host, srv.port), timeout=5) as s:
+            s.sendall(resp(*cmd))
+            buf = b""
+            while b"\r\n" not in buf:
+                chunk = s.recv(4096)
+                if not chunk:
+                    return "connection closed"
+                buf += chunk
+    except OSError as e:
+        return f"{type(e).__name__}: {e}"
+    line = buf.split(b"\r\n", 1)[0].decode(errors="replace")
+    return line[1:] if line.startswith("-") else None
+
+
+def run_benchmark(srv, test, depth, n, pin, clients=50, keyspace=100_000):
+    """Run one redis-benchmark test against `srv`; return a result dict.
+
+    `server_ns_per_cmd` is the server's CPU (utime+stime) spent during the run
+    divided by n; `bench_core` is redis-benchmark's own CPU / wall time, where
+    ~1.0 means it saturated its core and the throughput is its limit.
+    """
+    t_name, row_name = BENCH_NAMES.get(test, (test, test.upper()))
+    argv = pin.load_prefix() + [
+        "redis-benchmark", "-h", srv.host, "-p", str(srv.port), "-c", str(clients),
+        "-n", str(n), "-P", str(depth), "-r", str(keyspace), "-t", t_name, "--csv"]
+    cpu0 = lib_sys.cpu_seconds(srv.proc.pid)
+    dead = lambda: srv.proc.poll() is not None  # noqa: E731
+    code, out, err, wall, bench_cpu = lib_sys.run_measured(argv, timeout=60 + n / 2000, abort_if=dead)
+    cpu1 = lib_sys.cpu_seconds(srv.proc.pid)
+    row = parse_benchmark_csv(out).get(row_name)
+    problem = _benchmark_problem(code, out, err, row, srv)
+    if problem:
+        return {"error": problem}
+    return {"rps": row["rps"], **{k: row[k] for k in LATENCY_FIELDS},
+            "server_ns_per_cmd": (cpu1 - cpu0) * 1e9 / n,
+            "wall_s": wall, "bench_core": bench_cpu / wall if wall else 0.0}
+
+
+def parse_benchmark_csv(text):
+    """{TEST: {rps, avg, min, p50, p95, p99, max}} from redis-benchmark --csv output.
+
+    Non-CSV lines (warnings such as "Could not fetch server CONFIG", error
+    messages) are skipped.
+    """
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    rows = {}
+    for rec in csv.reader(io.StringIO("\n".join(lines))):
+        if len(rec) < 8 or rec[0] == "test":
+            continue
+        try:
+            vals = [float(x) for x in rec[1:8]]
+        except ValueError:
+            continue
+        rows[rec[0]] = dict(zip(("rps",) + LATENCY_FIELDS, vals))
+    return rows
+
+
+def _benchmark_problem(code, out, err, row, srv):
+    if srv.proc.poll() is not None:
+        return f"server died (exit {srv.proc.returncode})"
+    for text in (out, err):
+        for ln in text.splitlines():
+            if ln.startswith("Error") or "ERR " in ln:
+                return ln.strip()[:200]
+    if code != 0:
+        return f"redis-benchmark exited {code}: {(err or out).strip()[-200:]}"
+    if row is None:
+        return "no CSV row in redis-benchmark output"
+    return None
+
+
+def set_command_template(value_len=16, ttl=None):
+    """RESP %-template for `SET key:%012d <value> [EX ttl]` taking (i, i).
+
+    The value is 'value:%010d' padded with 'x' to value_len bytes (>= 16). The
+    fields have fixed widths, so the lengths are right for every i < 10**10.
+    """
+    pad = b"x" * max(0, value_len - 16)
+    head = b"*%d\r\n$3\r\nSET\r\n$16\r\nkey:%%012d\r\n" % (3 if ttl is None else 5)
+    value = b"$%d\r\nvalue:%%010d%s\r\n" % (16 + len(pad), pad)
+    expire = b"" if ttl is None else resp("EX", ttl)[4:]  # drop the "*2\r\n" array header
+    return head + value + expire
+
+
+def write_set_payload(path, n, value_len=16, ttl=None, start=0):
+    """Write n SET commands (keys start..start+n-1) as RESP to `path`."""
+    tmpl = set_command_template(value_len, ttl)
+    with open(path, "wb") as f:
+        step = 50_000
+        for lo in range(start, start + n, step):
+            f.write(b"".join(tmpl % (i, i) for i in range(lo, min(lo + step, start + n))))
+
+
+def pipe_load(srv, path, n, pin):
+    """Feed the RESP file at `path` (n commands) to `redis-cli --pipe`.
+
+    Returns {"wall_s", "cli_core", "error"}; error is None only if redis-cli
+    reported n replies and 0 errors.
+    """
+    argv = pin.load_prefix() + ["redis-cli", "-h", srv.host, "-p", str(srv.port), "--pipe"]
+    with open(path, "rb") as f:
+        code, out, err, wall, cpu = lib_sys.run_measured(argv, stdin=f, timeout=60 + n / 2000,
+                                                         abort_if=lambda: srv.proc.poll() is not None)
+    error = None
+    summary = [ln for ln in out.splitlines() if "errors:" in ln]
+    if not summary:
+        error = f"redis-cli --pipe exited {code}: {(err or out).strip()[-200:]}"
+    else:
+        nums = dict(p.strip().split(": ") for p in summary[-1].split(",") if ": " in p)
+        if int(nums.get("errors", -1)) != 0 or int(nums.get("replies", -1)) != n:
+            first_err = next((ln for ln in out.splitlines() if ln.startswith("ERR")), "")
+            error = f"{summary[-1].strip()} {first_err}".strip()
+    if srv.proc.poll() is not None:
+        error = f"server died (exit {srv.proc.returncode})"
+    return {"wall_s": wall, "cli_core": cpu / wall if wall else 0.0, "error": error}
+
+
+class PingProbe(threading.Thread):
+    """PING every `interval` s on a dedicated connection; keep every round trip.
+
+    A PING is sent only after the previous reply arrived, so a stall of X ms
+    shows up as one round trip of about X ms.
+    """
+
+    def __init__(self, srv, interval=0.001):
+        super().__init__(daemon=True)
+        self.srv, self.interval = srv, interval
+        self.rtts, self.error = [], None
+        self._stop_evt = threading.Event()
+
+    def run(self):
+        try:
+            with socket.create_connection((self.srv.host, self.srv.port), timeout=30) as s:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                ping = resp("PING")
+                next_at = time.perf_counter()
+                while not self._stop_evt.is_set():
+                    t0 = time.perf_counter()
+                    s.sendall(ping)
+                    buf = b""
+                    while not buf.endswith(b"\r\n"):
+                        chunk = s.recv(64)
+                        if not chunk:
+                            raise ConnectionError("server closed the probe connection")
+                        buf += chunk
+                    self.rtts.append(time.perf_counter() - t0)
+                    next_at = max(next_at + self.interval, time.perf_counter())
+                    time.sleep(max(0.0, next_at - time.perf_counter()))
+        except Exception as e:  # reported, not raised: the load thread decides
+            self.error = f"{type(e).__name__}: {e}"
+
+    def stop(self):
+        self._stop_evt.set()
+        self.join(timeout=35)
+        ms = sorted(x * 1000 for x in self.rtts)
+        if not ms:
+            return {"samples": 0, "max_ms": None, "p999_ms": None, "p99_ms": None,
+                    "median_ms": None, "error": self.error or "no samples"}
+        return {"samples": len(ms), "max_ms": ms[-1], "p999_ms": _pct(ms, 99.9),
+                "p99_ms": _pct(ms, 99), "median_ms": statistics.median(ms), "error": self.error}
+
+
+def _pct(sorted_vals, p):
+    return sorted_vals[min(len(sorted_vals) - 1, int(len(sorted_vals) * p / 100))]
