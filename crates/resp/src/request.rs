@@ -155,15 +155,12 @@ impl RequestParser {
     }
 
     fn multibulk_header(&mut self, buf: &[u8], lim: Limits) -> Result<Option<usize>, ProtocolError> {
-        let Some(line_end) = find_crlf_line(buf, 0) else {
-            if buf.len() > INLINE_MAX_SIZE {
-                return Err(ProtocolError::new("too big mbulk count string"));
+        let (n, line_end) = match int_line(buf, 0) {
+            IntLine::Incomplete if buf.len() > INLINE_MAX_SIZE => {
+                return Err(ProtocolError::new("too big mbulk count string"))
             }
-            return Ok(None);
-        };
-        let n = parse_len(&buf[1..line_end]);
-        let n = match n {
-            Some(n) if n <= i32::MAX as i64 => n,
+            IntLine::Incomplete => return Ok(None),
+            IntLine::Value(n, end) if n <= i32::MAX as i64 => (n, end),
             _ => return Err(ProtocolError::new("invalid multibulk length")),
         };
         if n > 10 && lim.auth_required {
@@ -175,17 +172,18 @@ impl RequestParser {
 
     fn bulk_header(&mut self, buf: &[u8], lim: Limits) -> Result<Option<usize>, ProtocolError> {
         let rest = &buf[self.pos..];
-        let Some(rel_end) = find_crlf_line(rest, 0) else {
+        let parsed = int_line(rest, 0);
+        if matches!(parsed, IntLine::Incomplete) {
             if rest.len() > INLINE_MAX_SIZE {
                 return Err(ProtocolError::new("too big bulk count string"));
             }
             return Ok(None);
-        };
+        }
         if rest[0] != b'$' {
             return Err(ProtocolError(format!("expected '$', got '{}'", rest[0] as char)));
         }
-        let len = match parse_len(&rest[1..rel_end]) {
-            Some(l) if l >= 0 && (l as u64) <= lim.max_bulk_len => l as usize,
+        let (len, rel_end) = match parsed {
+            IntLine::Value(l, end) if l >= 0 && (l as u64) <= lim.max_bulk_len => (l as usize, end),
             _ => return Err(ProtocolError::new("invalid bulk length")),
         };
         if len > 16384 && lim.auth_required {
@@ -197,26 +195,54 @@ impl RequestParser {
     }
 }
 
-/// Index of the `\r` of the first line, if the line and its `\n` are complete.
-fn find_crlf_line(buf: &[u8], from: usize) -> Option<usize> {
-    let r = buf[from..].iter().position(|&b| b == b'\r')? + from;
-    (r + 1 < buf.len()).then_some(r)
+/// A header line `<type byte><integer>\r\n` read in one pass.
+enum IntLine {
+    /// The value and the index of the line's `\r`.
+    Value(i64, usize),
+    /// The line is complete but is not an integer by Redis's rules.
+    Invalid,
+    /// No complete line yet (`\r` and one byte after it).
+    Incomplete,
 }
 
-/// Redis's string2ll restricted to the header use: decimal, optional minus.
-fn parse_len(s: &[u8]) -> Option<i64> {
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
+/// Parse the integer after the type byte at `from` up to `\r` (Redis's
+/// string2ll rules: optional minus, no plus, no spaces), scanning each byte
+/// once; the common all-digits case never searches separately for `\r`.
+fn int_line(buf: &[u8], from: usize) -> IntLine {
+    let mut i = from + 1;
+    let neg = buf.get(i) == Some(&b'-');
+    i += neg as usize;
+    let digits_start = i;
+    let mut v: u64 = 0;
+    while let Some(&b) = buf.get(i) {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add((b - b'0') as u64);
+        i += 1;
     }
-    let mut v: i64 = 0;
-    for &d in digits {
-        v = v.checked_mul(10)?.checked_add((d - b'0') as i64)?;
+    let ndigits = i - digits_start;
+    match buf.get(i) {
+        Some(b'\r') if i + 1 < buf.len() => {
+            // string2ll also rejects leading zeros and "-0"; lengths never need them.
+            let ok = ndigits > 0
+                && ndigits <= 19
+                && v <= i64::MAX as u64
+                && !(ndigits > 1 && buf[digits_start] == b'0')
+                && !(neg && v == 0);
+            if ok {
+                IntLine::Value(if neg { -(v as i64) } else { v as i64 }, i)
+            } else {
+                IntLine::Invalid
+            }
+        }
+        Some(b'\r') | None => IntLine::Incomplete,
+        // A stray byte: the line is invalid once it is complete.
+        Some(_) => match buf[i..].iter().position(|&b| b == b'\r') {
+            Some(r) if i + r + 1 < buf.len() => IntLine::Invalid,
+            _ => IntLine::Incomplete,
+        },
     }
-    Some(if neg { -v } else { v })
 }
 
 fn parse_inline(buf: &[u8], args: &mut Args) -> Result<Parsed, ProtocolError> {

@@ -312,10 +312,11 @@ fn commandstats(srv: &Server, s: &mut Section) {
         if st.calls == 0 && st.rejected == 0 && st.failed == 0 {
             continue;
         }
-        let per_call = if st.calls > 0 { st.usec as f64 / st.calls as f64 } else { 0.0 };
+        let usec = crate::server::clock::ticks_to_us(st.ticks);
+        let per_call = if st.calls > 0 { usec as f64 / st.calls as f64 } else { 0.0 };
         let value = format!(
             "calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
-            st.calls, st.usec, st.rejected, st.failed
+            st.calls, usec, st.rejected, st.failed
         );
         s.field(&format!("cmdstat_{}", srv.registry.full_name(id)), value);
     }

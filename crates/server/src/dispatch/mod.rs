@@ -194,17 +194,17 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
     }
     let errors_before = ctx.r.errors;
     let dirty_before = ctx.srv.dirty;
-    let started = std::time::Instant::now();
+    let started = crate::server::clock::ticks();
     (spec.handler)(ctx, argv);
+    let spent = crate::server::clock::ticks().wrapping_sub(started);
     if ctx.srv.dirty != dirty_before && ctx.srv.blocking.any_waiters() {
         for pos in spec.key_positions(argv.len()) {
             ctx.srv.blocking.signal(ctx.db, argv.get(pos));
         }
     }
-    let usec = started.elapsed().as_micros() as u64;
     let stats = &mut ctx.srv.stats.commands[id];
     stats.calls += 1;
-    stats.usec += usec;
+    stats.ticks += spent;
     if ctx.r.errors > errors_before {
         stats.failed += 1;
     }

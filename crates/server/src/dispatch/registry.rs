@@ -2,6 +2,7 @@
 //! dispatch, `COMMAND`, key extraction and per-command stats all read this
 //! one table, so there are no parallel lists to keep in sync.
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{Argv, Ctx};
 
@@ -43,6 +44,25 @@ impl CommandSpec {
     }
 }
 
+/// FNV-1a for the fixed command-name table: names are short and the table
+/// is never filled from client input, so a keyed hash buys nothing here.
+#[derive(Default)]
+pub struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+    fn write_usize(&mut self, _len: usize) {}
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Where a registered command lives: index into the stats tables.
 pub type CommandId = usize;
 
@@ -57,7 +77,7 @@ pub enum Lookup {
 /// All commands, addressable by id; full names are `parent|sub`.
 #[derive(Default)]
 pub struct Registry {
-    by_name: HashMap<Vec<u8>, CommandId>,
+    by_name: HashMap<Vec<u8>, CommandId, BuildHasherDefault<NameHasher>>,
     specs: Vec<&'static CommandSpec>,
     full_names: Vec<String>,
 }

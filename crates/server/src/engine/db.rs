@@ -59,9 +59,16 @@ impl Db {
 
     /// Remove `key` if its time has come; true if it was removed.
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> bool {
-        let due = matches!(self.dict.get(key), Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= now_ms);
+        let hash = self.dict.hash_key(key);
+        self.expire_if_due_hashed(hash, key, now_ms)
+    }
+
+    fn expire_if_due_hashed(&mut self, hash: u64, key: &[u8], now_ms: i64) -> bool {
+        let due =
+            matches!(self.dict.get_hashed(hash, key), Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= now_ms);
         if due {
-            self.remove(key);
+            let e = self.dict.remove_hashed(hash, key).expect("just found");
+            self.volatile -= (e.expire_at != NO_EXPIRE) as usize;
             self.expired += 1;
         }
         due
@@ -69,10 +76,12 @@ impl Db {
 
     /// Look a key up for reading or writing, expiring it first if due.
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
-        if self.expire_if_due(key, now_ms) {
+        // One hash for the expiry check and the lookup (the hot path).
+        let hash = self.dict.hash_key(key);
+        if self.expire_if_due_hashed(hash, key, now_ms) {
             return None;
         }
-        let e = self.dict.get_mut(key)?;
+        let e = self.dict.get_mut_hashed(hash, key)?;
         e.access = clock_secs(now_ms);
         Some(e)
     }
@@ -80,10 +89,11 @@ impl Db {
     /// Look up without touching the access time (OBJECT IDLETIME, TYPE is not
     /// special in Redis, but OBJECT must not reset what it reports).
     pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
-        if self.expire_if_due(key, now_ms) {
+        let hash = self.dict.hash_key(key);
+        if self.expire_if_due_hashed(hash, key, now_ms) {
             return None;
         }
-        self.dict.get(key)
+        self.dict.get_hashed(hash, key)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
@@ -95,11 +105,14 @@ impl Db {
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, keep_ttl: bool, now_ms: i64) {
         let access = clock_secs(now_ms);
         let new_exp = expire_at.unwrap_or(NO_EXPIRE);
-        match self.dict.get_mut(key) {
+        let hash = self.dict.hash_key(key);
+        match self.dict.get_mut_hashed(hash, key) {
             Some(e) => {
                 e.value = value;
                 e.access = access;
-                if !keep_ttl {
+                // A stale entry's TTL is not kept: the key was logically gone.
+                let stale = e.expire_at != NO_EXPIRE && e.expire_at <= now_ms;
+                if !keep_ttl || stale {
                     let was = e.expire_at != NO_EXPIRE;
                     e.expire_at = new_exp;
                     self.volatile = self.volatile + (new_exp != NO_EXPIRE) as usize - was as usize;
@@ -107,7 +120,7 @@ impl Db {
             }
             None => {
                 self.volatile += (new_exp != NO_EXPIRE) as usize;
-                self.dict.insert(key, Entry { value, expire_at: new_exp, access });
+                self.dict.insert_new_hashed(hash, key, Entry { value, expire_at: new_exp, access });
             }
         }
     }

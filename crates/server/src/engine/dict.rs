@@ -9,11 +9,11 @@
 //!   calling [`Dict::rehash_step`]. No single call does work proportional to
 //!   `len` (a table that resized at once stalled 2.6 s at 7.3M keys).
 //! * **Keyed hashing.** The default hasher is std's SipHash-1-3 with a random
-//!   key ([`RandomState`]), so clients cannot pick keys that all collide.
+//!   key ([`KeyedSip`], SipHash-1-2 as Redis), so clients cannot pick keys that all collide.
 //! * **Stateless iteration.** [`Dict::scan`] uses Redis's reverse-binary
 //!   cursor, whose guarantee survives resizes between calls.
 
-use std::collections::hash_map::RandomState;
+use super::siphash::KeyedSip;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::mem;
@@ -117,7 +117,7 @@ pub fn next_random(state: &mut u64) -> u64 {
 /// A hash table from byte-string keys to `V` that resizes incrementally.
 ///
 /// `S` builds the hasher; the default is SipHash-1-3 with a random key.
-pub struct Dict<V, S = RandomState> {
+pub struct Dict<V, S = KeyedSip> {
     /// `tables[0]` is the live table; `tables[1]` is non-empty only while
     /// rehashing, and is where entries (and all new keys) go.
     tables: [Vec<Bucket<V>>; 2],
@@ -136,7 +136,7 @@ impl<V> Dict<V> {
     /// Creates an empty table with a randomly keyed SipHash hasher. Does not
     /// allocate until the first insert.
     pub fn new() -> Self {
-        Self::with_hasher(RandomState::new())
+        Self::with_hasher(KeyedSip::random())
     }
 }
 
@@ -300,12 +300,39 @@ impl<V, S: BuildHasher> Dict<V, S> {
 
     /// Returns the value for `key` mutably. Performs one rehash step.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        let hash = self.hash(key);
+        self.get_mut_hashed(hash, key)
+    }
+
+    /// The hash of `key`, for the `*_hashed` calls: a caller doing several
+    /// operations on one key (check expiry, then update) hashes it once.
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        self.hash(key)
+    }
+
+    /// [`Dict::get`] with a hash from [`Dict::hash_key`].
+    pub fn get_hashed(&self, hash: u64, key: &[u8]) -> Option<&V> {
+        if self.is_empty() {
+            return None;
+        }
+        self.find(hash, key).map(|e| &e.value)
+    }
+
+    /// [`Dict::get_mut`] with a hash from [`Dict::hash_key`].
+    pub fn get_mut_hashed(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
         if self.is_empty() {
             return None;
         }
         self.step_if_rehashing();
-        let hash = self.hash(key);
         self.find_mut(hash, key).map(|e| &mut e.value)
+    }
+
+    /// Insert a key the caller just found absent (same hash), without
+    /// searching again. Performs one rehash step.
+    pub fn insert_new_hashed(&mut self, hash: u64, key: &[u8], value: V) -> &mut V {
+        self.step_if_rehashing();
+        debug_assert!(self.find(hash, key).is_none(), "insert_new_hashed on a present key");
+        self.add_new(hash, key.into(), value)
     }
 
     /// True if `key` is present.
@@ -359,11 +386,20 @@ impl<V, S: BuildHasher> Dict<V, S> {
     /// Removes `key`, returning the stored key and value. Performs one
     /// rehash step. Never shrinks; that is [`Dict::try_shrink`]'s job.
     pub fn remove_entry(&mut self, key: &[u8]) -> Option<(Box<[u8]>, V)> {
+        let hash = self.hash(key);
+        self.remove_entry_hashed(hash, key)
+    }
+
+    /// [`Dict::remove`] with a hash from [`Dict::hash_key`].
+    pub fn remove_hashed(&mut self, hash: u64, key: &[u8]) -> Option<V> {
+        self.remove_entry_hashed(hash, key).map(|(_, v)| v)
+    }
+
+    fn remove_entry_hashed(&mut self, hash: u64, key: &[u8]) -> Option<(Box<[u8]>, V)> {
         if self.is_empty() {
             return None;
         }
         self.step_if_rehashing();
-        let hash = self.hash(key);
         let live = if self.is_rehashing() { 2 } else { 1 };
         for t in 0..live {
             let table = &mut self.tables[t];

@@ -19,7 +19,12 @@ fn sip_round(v: &mut [u64; 4]) {
 
 /// SipHash-1-2 of `data` under the key (k0, k1).
 pub fn siphash12(k0: u64, k1: u64, data: &[u8]) -> u64 {
-    let mut v = [k0 ^ 0x736f_6d65_7073_6575, k1 ^ 0x646f_7261_6e64_6f6d, k0 ^ 0x6c79_6765_6e65_7261, k1 ^ 0x7465_6462_7974_6573];
+    let mut v = [
+        k0 ^ 0x736f_6d65_7073_6575,
+        k1 ^ 0x646f_7261_6e64_6f6d,
+        k0 ^ 0x6c79_6765_6e65_7261,
+        k1 ^ 0x7465_6462_7974_6573,
+    ];
     let mut chunks = data.chunks_exact(8);
     for c in &mut chunks {
         let m = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));

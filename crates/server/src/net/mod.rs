@@ -32,6 +32,7 @@ pub struct EventLoop {
     to_close: Vec<(usize, Close)>,
     scratch: Vec<u8>,
     next_cron: Instant,
+    clock: crate::server::clock::Calibration,
 }
 
 impl EventLoop {
@@ -79,6 +80,7 @@ impl EventLoop {
             to_close: Vec::new(),
             scratch: vec![0; 256 << 10],
             next_cron: Instant::now(),
+            clock: crate::server::clock::Calibration::start(),
         })
     }
 
@@ -358,6 +360,7 @@ impl EventLoop {
         let hz = self.srv.config.hz.clamp(1, 500);
         self.next_cron = Instant::now() + Duration::from_millis(1000 / hz as u64);
         crate::server::cron::tick(&mut self.srv, now);
+        self.clock.update();
         let timeout_ms = self.srv.config.timeout as i64 * 1000;
         if timeout_ms > 0 {
             for (slot, c) in self.srv.clients.iter() {
@@ -382,6 +385,8 @@ impl EventLoop {
             let _ = conn.flush(&mut self.srv);
         }
         crate::log_at!(Warning, "Volley is now ready to exit, bye bye...");
+        // Like Redis, don't free a possibly huge keyspace key by key on exit.
+        std::mem::forget(std::mem::replace(&mut self.srv.keyspace, crate::engine::Keyspace::new(0)));
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 //! client registry (metadata only; sockets live in `net`), statistics, and the
 //! command table.
 pub mod blocking;
+pub mod clock;
 pub mod cron;
 
 use std::time::Instant;
@@ -141,7 +142,8 @@ impl<T> Slab<T> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CommandStats {
     pub calls: u64,
-    pub usec: u64,
+    /// Time spent, in [`clock`] ticks (converted to microseconds for INFO).
+    pub ticks: u64,
     pub rejected: u64,
     pub failed: u64,
 }
