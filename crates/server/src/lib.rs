@@ -1,4 +1,5 @@
 //! Volley server library: everything `volley-server` runs, exposed for tests.
+pub mod allocator;
 pub mod commands;
 pub mod config;
 pub mod daemon;
@@ -19,6 +20,7 @@ pub fn registry() -> dispatch::Registry {
 
 /// Start serving with `config` until shutdown.
 pub fn run(mut config: Config) -> std::io::Result<()> {
+    allocator::configure();
     let maxclients = net::limits::raise_fd_limit(config.maxclients);
     if maxclients == 0 {
         return Err(std::io::Error::other("not enough file descriptors for even one client"));

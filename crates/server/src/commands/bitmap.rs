@@ -51,7 +51,7 @@ fn setbit(ctx: &mut Ctx, argv: &Argv) {
         Ok(None) => {
             let mut buf = Vec::new();
             let old = bitmap::setbit(&mut buf, offset, on);
-            db.set(key, Value::Str(Str::Raw(buf)), None, false, now);
+            db.set(key, Value::Str(Str::raw(buf)), None, false, now);
             old
         }
     };
@@ -159,7 +159,7 @@ fn bitop(ctx: &mut Ctx, argv: &Argv) {
     let changed = if out.is_empty() {
         db.remove(dest).is_some()
     } else {
-        db.set(dest, Value::Str(Str::Raw(out)), None, false, now);
+        db.set(dest, Value::Str(Str::raw(out)), None, false, now);
         true
     };
     if changed {
@@ -187,7 +187,7 @@ fn run_bitfield(ctx: &mut Ctx, key: &[u8], ops: &[BitfieldOp]) -> Result<Vec<Opt
         Ok(None) => {
             let mut buf = Vec::new();
             let res = bitfield::exec_bitfield(&mut buf, ops);
-            db.set(key, Value::Str(Str::Raw(buf)), None, false, now);
+            db.set(key, Value::Str(Str::raw(buf)), None, false, now);
             res
         }
     };

@@ -182,18 +182,11 @@ fn rss_bytes() -> u64 {
     pages * page
 }
 
-/// Heap bytes in use according to the allocator (glibc), else the RSS.
+/// Memory in use. mimalloc keeps no cheap running total of allocated bytes,
+/// and it returns freed pages to the OS at once (see `crate::allocator`), so
+/// the resident set is the honest figure.
 fn allocated_bytes() -> u64 {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: mallinfo2 only reads allocator statistics.
-        let mi = unsafe { libc::mallinfo2() };
-        (mi.uordblks + mi.hblkhd) as u64
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        rss_bytes()
-    }
+    rss_bytes()
 }
 
 fn memory(srv: &Server, s: &mut Section) {

@@ -90,11 +90,6 @@ fn count_lookup(stats: &mut crate::server::Stats, hit: bool) {
     }
 }
 
-/// True if the entry's time has come (it is only waiting to be reclaimed).
-fn is_expired(e: &Entry, now_ms: i64) -> bool {
-    e.expire_at().is_some_and(|at| at <= now_ms)
-}
-
 /// Parse a database index the way Redis's `getIntFromObjectOrReply` plus
 /// `selectDb` do, with their error texts.
 pub fn parse_db_index(arg: &[u8], databases: usize) -> Result<usize, &'static str> {
@@ -281,8 +276,10 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
     };
     let key = argv.get(1);
     let db = ctx.dbm();
-    let Some(e) = db.get(key, now) else { return ctx.r.int(0) };
-    if !flags.allows(e.expire_at(), when) {
+    if db.get(key, now).is_none() {
+        return ctx.r.int(0);
+    }
+    if !flags.allows(db.expire_of(key), when) {
         return ctx.r.int(0);
     }
     if when <= now {
@@ -310,9 +307,11 @@ fn pexpireat(ctx: &mut Ctx, argv: &Argv) {
 /// TTL and friends: -2 missing, -1 no expiry, else the (rounded) time.
 fn ttl_generic(ctx: &mut Ctx, argv: &Argv, in_ms: bool, absolute: bool) {
     let now = ctx.now;
-    let v = match read_peek(ctx, argv.get(1)) {
+    let key = argv.get(1);
+    let found = read_peek(ctx, key).is_some();
+    let v = match found.then(|| ctx.srv.keyspace.dbs[ctx.db].expire_of(key)) {
         None => -2,
-        Some(e) => match e.expire_at() {
+        Some(at) => match at {
             None => -1,
             Some(at) => {
                 let t = if absolute { at } else { at - now }.max(0);
@@ -344,7 +343,7 @@ fn pexpiretime(ctx: &mut Ctx, argv: &Argv) {
 fn persist(ctx: &mut Ctx, argv: &Argv) {
     let (now, key) = (ctx.now, argv.get(1));
     let db = ctx.dbm();
-    let had_ttl = db.get(key, now).is_some_and(|e| e.expire_at().is_some());
+    let had_ttl = db.get(key, now).is_some() && db.expire_of(key).is_some();
     if had_ttl {
         db.set_expire(key, None);
         ctx.dirty(1);
@@ -361,7 +360,7 @@ fn keys(ctx: &mut Ctx, argv: &Argv) {
     let db = &ctx.srv.keyspace.dbs[ctx.db];
     let found: Vec<&[u8]> = db
         .iter()
-        .filter(|(k, e)| (all || glob_match(pattern, k, false)) && !is_expired(e, now))
+        .filter(|(k, _)| (all || glob_match(pattern, k, false)) && !db.is_stale(k, now))
         .map(|(k, _)| k)
         .collect();
     ctx.r.array(found.len());
@@ -463,14 +462,14 @@ fn copy(ctx: &mut Ctx, argv: &Argv) {
         return ctx.r.error("ERR source and destination objects are the same");
     }
     let srv = &mut *ctx.srv;
-    let found = srv.keyspace.dbs[ctx.db].get(src, now).map(|e| e.fresh_copy(now));
+    let found = srv.keyspace.dbs[ctx.db].copy_record(src, now);
     count_lookup(&mut srv.stats, found.is_some());
-    let Some(entry) = found else { return ctx.r.int(0) };
+    let Some(record) = found else { return ctx.r.int(0) };
     let target = &mut srv.keyspace.dbs[dst_db];
     if !replace && target.get(dst, now).is_some() {
         return ctx.r.int(0);
     }
-    target.insert_entry(dst, entry);
+    target.put(dst, record);
     ctx.dirty(1);
     ctx.r.int(1);
 }
@@ -488,8 +487,8 @@ fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
     if dbs[ctx.db].get(key, now).is_none() || dbs[dst].get(key, now).is_some() {
         return ctx.r.int(0);
     }
-    let entry = dbs[ctx.db].remove(key).expect("looked up just above");
-    dbs[dst].insert_entry(key, entry);
+    let record = dbs[ctx.db].take(key).expect("looked up just above");
+    dbs[dst].put(key, record);
     ctx.dirty(1);
     ctx.r.int(1);
 }
@@ -499,7 +498,7 @@ fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
 fn flushdb(ctx: &mut Ctx, argv: &Argv) {
     let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
     let old = ctx.dbm().clear();
-    let n = old.len();
+    let n = old.0.len();
     dispose(old, n, lazy);
     ctx.dirty(n as u64);
     ctx.r.ok();
@@ -508,7 +507,7 @@ fn flushdb(ctx: &mut Ctx, argv: &Argv) {
 fn flushall(ctx: &mut Ctx, argv: &Argv) {
     let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
     let old: Vec<_> = ctx.srv.keyspace.dbs.iter_mut().map(|db| db.clear()).collect();
-    let n: usize = old.iter().map(|d| d.len()).sum();
+    let n: usize = old.iter().map(|d| d.0.len()).sum();
     dispose(old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);

@@ -7,7 +7,6 @@
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::numeric::{self, parse_i64, FloatIncrError};
-use crate::engine::value::EMBSTR_MAX;
 use crate::engine::{EngineError, Str, Value};
 use crate::server::Server;
 use crate::spec;
@@ -65,19 +64,14 @@ pub(crate) fn read_str<'s>(
 pub(crate) fn reply_str(r: &mut Reply, s: &Str) {
     match s {
         Str::Int(i) => r.bulk_int(*i),
-        Str::Emb(b) => r.bulk(b),
-        Str::Raw(v) => r.bulk(v),
+        other => r.bulk(other.as_slice().unwrap_or_default()),
     }
 }
 
 /// A string built whole from bytes that are never int-encoded (INCRBYFLOAT's
 /// result, like Redis's `createStringObject`): embstr up to 44 bytes, else raw.
 fn plain_str(v: Vec<u8>) -> Str {
-    if v.len() <= EMBSTR_MAX {
-        Str::Emb(v.into_boxed_slice())
-    } else {
-        Str::Raw(v)
-    }
+    Str::embstr(&v).unwrap_or_else(|| Str::raw(v))
 }
 
 /// `ERR string exceeds maximum allowed size` unless `len` fits the
@@ -323,7 +317,7 @@ fn getex(ctx: &mut Ctx, argv: &Argv) {
     let changed = match at {
         Some((kind, t)) if kind.absolute() && t <= now => db.remove(key).is_some(),
         Some((_, t)) => db.set_expire(key, Some(t)),
-        None if o.persist => db.peek(key, now).is_some_and(|e| e.expire_at().is_some()) && db.set_expire(key, None),
+        None if o.persist => db.peek(key, now).is_some() && db.expire_of(key).is_some() && db.set_expire(key, None),
         None => false,
     };
     if changed {
@@ -536,7 +530,7 @@ fn setrange(ctx: &mut Ctx, argv: &Argv) {
         _ => {
             let mut buf = vec![0; end];
             buf[offset..].copy_from_slice(val);
-            db.set(key, Value::Str(Str::Raw(buf)), None, false, now);
+            db.set(key, Value::Str(Str::raw(buf)), None, false, now);
             end
         }
     };

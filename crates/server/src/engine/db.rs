@@ -1,48 +1,79 @@
 //! Databases and the keyspace: key lookup with lazy expiry, the per-db expire
 //! bookkeeping, and the active expiry cycle that reclaims memory of keys
 //! nobody reads again.
+//!
+//! Expiry times live in a side table holding only keys that have one (as in
+//! Redis), flagged in the key's entry, so a persistent key pays nothing for
+//! TTL support and a whole key fits one 64-byte dict node.
 use super::dict::{next_random, Dict};
+use super::siphash::KeyedSip;
 use super::value::Value;
 use super::EngineError;
 
-/// Sentinel for "no expiry"; keeps expiry inline without an allocation.
-pub const NO_EXPIRE: i64 = i64::MIN;
-
-/// A key's value plus its metadata.
+/// What a key holds in the table: its value and last access time.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub value: Value,
-    /// Absolute unix time in ms, or [`NO_EXPIRE`]. Only [`Db`] changes it, so
-    /// the volatile-key count stays exact.
-    expire_at: i64,
     /// Last access, in seconds of the server clock (OBJECT IDLETIME).
     pub access: u32,
+    /// The key has an expiry in the db's side table. Only [`Db`] changes it.
+    volatile: bool,
 }
 
 impl Entry {
-    pub fn expire_at(&self) -> Option<i64> {
-        (self.expire_at != NO_EXPIRE).then_some(self.expire_at)
-    }
-
-    /// A copy of this entry (same value and expiry) that counts as freshly
-    /// created at `now_ms` (COPY).
+    /// A copy of this entry that counts as freshly created at `now_ms`.
     pub fn fresh_copy(&self, now_ms: i64) -> Entry {
-        Entry { value: self.value.clone(), expire_at: self.expire_at, access: clock_secs(now_ms) }
+        Entry { value: self.value.clone(), access: clock_secs(now_ms), volatile: false }
     }
 }
 
+/// A key's value with its expiry, detached from any db (RENAME, MOVE, COPY).
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub value: Value,
+    pub expire_at: Option<i64>,
+    pub access: u32,
+}
+
 /// One numbered database.
-#[derive(Default)]
 pub struct Db {
     dict: Dict<Entry>,
-    volatile: usize,
+    /// Expiry (unix ms) of every volatile key; same hash key as `dict`, so
+    /// one hash of a key serves both tables.
+    expires: Dict<i64>,
     expire_cursor: u64,
     /// Keys removed by expiry (INFO `expired_keys`).
     pub expired: u64,
 }
 
+impl Default for Db {
+    fn default() -> Self {
+        let hasher = KeyedSip::random();
+        Db { dict: Dict::with_hasher(hasher.clone()), expires: Dict::with_hasher(hasher), expire_cursor: 0, expired: 0 }
+    }
+}
+
 fn clock_secs(now_ms: i64) -> u32 {
     (now_ms / 1000) as u32
+}
+
+/// Bring `e`'s side-table expiry to `at` (None = persistent).
+fn apply_expire(e: &mut Entry, expires: &mut Dict<i64>, hash: u64, key: &[u8], at: Option<i64>) {
+    match (e.volatile, at) {
+        (false, None) => {}
+        (true, None) => {
+            expires.remove_hashed(hash, key);
+        }
+        (true, Some(at)) => {
+            if let Some(slot) = expires.get_mut_hashed(hash, key) {
+                *slot = at;
+            }
+        }
+        (false, Some(at)) => {
+            expires.insert_new_hashed(hash, key, at);
+        }
+    }
+    e.volatile = at.is_some();
 }
 
 impl Db {
@@ -54,7 +85,27 @@ impl Db {
     }
     /// Keys with a TTL (INFO keyspace `expires=`).
     pub fn volatile_count(&self) -> usize {
-        self.volatile
+        self.expires.len()
+    }
+
+    /// The expiry of `key` (unix ms), if it has one. No expiry check.
+    pub fn expire_of(&self, key: &[u8]) -> Option<i64> {
+        let hash = self.dict.hash_key(key);
+        self.expire_of_hashed(hash, key)
+    }
+
+    fn expire_of_hashed(&self, hash: u64, key: &[u8]) -> Option<i64> {
+        let e = self.dict.get_hashed(hash, key)?;
+        if e.volatile {
+            self.expires.get_hashed(hash, key).copied()
+        } else {
+            None
+        }
+    }
+
+    /// True if `key` exists but its time has come (waiting to be reclaimed).
+    pub fn is_stale(&self, key: &[u8], now_ms: i64) -> bool {
+        self.expire_of(key).is_some_and(|at| at <= now_ms)
     }
 
     /// Remove `key` if its time has come; true if it was removed.
@@ -64,11 +115,10 @@ impl Db {
     }
 
     fn expire_if_due_hashed(&mut self, hash: u64, key: &[u8], now_ms: i64) -> bool {
-        let due =
-            matches!(self.dict.get_hashed(hash, key), Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= now_ms);
+        let due = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
         if due {
-            let e = self.dict.remove_hashed(hash, key).expect("just found");
-            self.volatile -= (e.expire_at != NO_EXPIRE) as usize;
+            self.dict.remove_hashed(hash, key);
+            self.expires.remove_hashed(hash, key);
             self.expired += 1;
         }
         due
@@ -86,8 +136,8 @@ impl Db {
         Some(e)
     }
 
-    /// Look up without touching the access time (OBJECT IDLETIME, TYPE is not
-    /// special in Redis, but OBJECT must not reset what it reports).
+    /// Look up without touching the access time (OBJECT must not reset
+    /// the idle time it reports).
     pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
         let hash = self.dict.hash_key(key);
         if self.expire_if_due_hashed(hash, key, now_ms) {
@@ -104,39 +154,53 @@ impl Db {
     /// expiry (SET KEEPTTL, SETRANGE, APPEND ...); otherwise `expire_at` applies.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, keep_ttl: bool, now_ms: i64) {
         let access = clock_secs(now_ms);
-        let new_exp = expire_at.unwrap_or(NO_EXPIRE);
         let hash = self.dict.hash_key(key);
+        // A stale entry's TTL is not kept: the key was logically gone.
+        let stale = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
         match self.dict.get_mut_hashed(hash, key) {
             Some(e) => {
                 e.value = value;
                 e.access = access;
-                // A stale entry's TTL is not kept: the key was logically gone.
-                let stale = e.expire_at != NO_EXPIRE && e.expire_at <= now_ms;
                 if !keep_ttl || stale {
-                    let was = e.expire_at != NO_EXPIRE;
-                    e.expire_at = new_exp;
-                    self.volatile = self.volatile + (new_exp != NO_EXPIRE) as usize - was as usize;
+                    apply_expire(e, &mut self.expires, hash, key, expire_at);
                 }
             }
             None => {
-                self.volatile += (new_exp != NO_EXPIRE) as usize;
-                self.dict.insert_new_hashed(hash, key, Entry { value, expire_at: new_exp, access });
+                let e = self.dict.insert_new_hashed(hash, key, Entry { value, access, volatile: false });
+                apply_expire(e, &mut self.expires, hash, key, expire_at);
             }
         }
     }
 
-    /// Remove a key, returning its entry.
+    /// Remove a key, returning its entry (its expiry is dropped).
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let e = self.dict.remove(key)?;
-        self.volatile -= (e.expire_at != NO_EXPIRE) as usize;
+        let hash = self.dict.hash_key(key);
+        let e = self.dict.remove_hashed(hash, key)?;
+        if e.volatile {
+            self.expires.remove_hashed(hash, key);
+        }
         Some(e)
     }
 
-    /// Insert an entry whole (RENAME, MOVE, COPY keep the TTL).
-    pub fn insert_entry(&mut self, key: &[u8], e: Entry) {
+    /// Remove a key with its expiry (RENAME, MOVE).
+    pub fn take(&mut self, key: &[u8]) -> Option<Record> {
+        let expire_at = self.expire_of(key);
+        let e = self.remove(key)?;
+        Some(Record { value: e.value, expire_at, access: e.access })
+    }
+
+    /// A copy of a key's value and expiry, fresh as of `now_ms` (COPY).
+    pub fn copy_record(&mut self, key: &[u8], now_ms: i64) -> Option<Record> {
+        let e = self.get(key, now_ms)?.fresh_copy(now_ms);
+        Some(Record { value: e.value, expire_at: self.expire_of(key), access: e.access })
+    }
+
+    /// Store a detached record, replacing whatever `key` held.
+    pub fn put(&mut self, key: &[u8], rec: Record) {
         self.remove(key);
-        self.volatile += (e.expire_at != NO_EXPIRE) as usize;
-        self.dict.insert(key, e);
+        let hash = self.dict.hash_key(key);
+        let e = self.dict.insert_new_hashed(hash, key, Entry { value: rec.value, access: rec.access, volatile: false });
+        apply_expire(e, &mut self.expires, hash, key, rec.expire_at);
     }
 
     /// Move the entry at `src` to `dst` with its expiry, replacing whatever
@@ -146,26 +210,24 @@ impl Db {
         if src == dst {
             return self.dict.contains_key(src);
         }
-        let Some(e) = self.remove(src) else { return false };
-        self.insert_entry(dst, e);
+        let Some(rec) = self.take(src) else { return false };
+        self.put(dst, rec);
         true
     }
 
     /// Set or clear the expiry of an existing key; false if it is missing.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
-        let Some(e) = self.dict.get_mut(key) else {
-            return false;
-        };
-        let was = e.expire_at != NO_EXPIRE;
-        e.expire_at = at.unwrap_or(NO_EXPIRE);
-        self.volatile = self.volatile + at.is_some() as usize - was as usize;
+        let hash = self.dict.hash_key(key);
+        let Some(e) = self.dict.get_mut_hashed(hash, key) else { return false };
+        apply_expire(e, &mut self.expires, hash, key, at);
         true
     }
 
-    pub fn clear(&mut self) -> Dict<Entry> {
-        self.volatile = 0;
+    /// Empty the db, handing back the old tables (FLUSHALL ASYNC drops them
+    /// on another thread).
+    pub fn clear(&mut self) -> (Dict<Entry>, Dict<i64>) {
         self.expire_cursor = 0;
-        self.dict.take_all()
+        (self.dict.take_all(), self.expires.take_all())
     }
 
     /// The string value of `key`: `Ok(None)` if missing, WRONGTYPE otherwise.
@@ -193,21 +255,21 @@ impl Db {
             }
         }
         // Nearly everything is expired: fall back to a full pass.
-        let live = self.iter().find(|(_, e)| e.expire_at == NO_EXPIRE || e.expire_at > now_ms);
+        let live = self.iter().find(|(k, _)| !self.is_stale(k, now_ms));
         live.map(|(k, _)| k.to_vec())
     }
 
     /// One slice of the active expiry cycle: visit up to `buckets` buckets from
     /// the saved cursor and remove what is due. Returns keys removed.
     pub fn active_expire(&mut self, buckets: usize, now_ms: i64) -> usize {
-        if self.volatile == 0 {
+        if self.expires.is_empty() {
             return 0;
         }
         let mut due = Vec::new();
         let mut cursor = self.expire_cursor;
         for _ in 0..buckets {
-            cursor = self.dict.scan(cursor, |k, e| {
-                if e.expire_at != NO_EXPIRE && e.expire_at <= now_ms {
+            cursor = self.expires.scan(cursor, |k, &at| {
+                if at <= now_ms {
                     due.push(k.to_vec());
                 }
             });
@@ -227,6 +289,8 @@ impl Db {
     pub fn maintain(&mut self, rehash_buckets: usize) {
         self.dict.try_shrink();
         self.dict.rehash_step(rehash_buckets);
+        self.expires.try_shrink();
+        self.expires.rehash_step(rehash_buckets);
     }
 }
 
@@ -282,7 +346,7 @@ mod tests {
         // Onto a volatile key: one volatile key disappears.
         assert!(db.rename(b"a", b"b"));
         assert_eq!(db.volatile_count(), 1);
-        assert_eq!(db.peek(b"b", 0).and_then(Entry::expire_at), Some(10_000));
+        assert_eq!(db.expire_of(b"b"), Some(10_000));
         assert!(db.peek(b"a", 0).is_none());
         // A persistent key onto a fresh name, and a volatile one onto a persistent one.
         assert!(db.rename(b"c", b"d"));
@@ -295,16 +359,29 @@ mod tests {
     }
 
     #[test]
-    fn fresh_copy_keeps_value_and_expiry() {
+    fn copy_record_keeps_value_and_expiry() {
         let mut db = Db::default();
         db.set(b"a", v("hello"), Some(5_000), false, 1_000);
-        let e = db.peek(b"a", 1_000).unwrap().fresh_copy(9_000);
-        assert_eq!(e.expire_at(), Some(5_000));
-        assert_eq!(e.access, 9);
-        assert_eq!(e.value, v("hello"));
-        db.insert_entry(b"b", e);
+        let rec = db.copy_record(b"a", 1_000).unwrap();
+        assert_eq!(rec.expire_at, Some(5_000));
+        assert_eq!(rec.value, v("hello"));
+        db.put(b"b", rec);
         assert_eq!(db.volatile_count(), 2);
-        db.clear();
+        assert_eq!(db.expire_of(b"b"), Some(5_000));
+        db.set(b"b", v("x"), None, true, 1_000);
+        assert_eq!(db.expire_of(b"b"), Some(5_000), "KEEPTTL keeps it");
+        db.set(b"b", v("x"), None, false, 1_000);
+        assert_eq!((db.expire_of(b"b"), db.volatile_count()), (None, 1));
+        let _ = db.clear();
         assert_eq!(db.volatile_count(), 0);
+    }
+
+    #[test]
+    fn lazy_expiry_removes_from_both_tables() {
+        let mut db = Db::default();
+        db.set(b"k", v("1"), Some(100), false, 0);
+        assert!(db.get(b"k", 99).is_some());
+        assert!(db.get(b"k", 100).is_none());
+        assert_eq!((db.len(), db.volatile_count(), db.expired), (0, 0, 1));
     }
 }

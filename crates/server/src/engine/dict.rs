@@ -13,6 +13,7 @@
 //! * **Stateless iteration.** [`Dict::scan`] uses Redis's reverse-binary
 //!   cursor, whose guarantee survives resizes between calls.
 
+use super::keybuf::KeyBuf;
 use super::siphash::KeyedSip;
 use std::fmt;
 use std::hash::BuildHasher;
@@ -27,7 +28,7 @@ const EMPTY_VISITS_PER_STEP: usize = 10;
 const SHRINK_RATIO: usize = 8;
 
 struct Entry<V> {
-    key: Box<[u8]>,
+    key: KeyBuf,
     value: V,
     next: Bucket<V>,
 }
@@ -332,7 +333,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
     pub fn insert_new_hashed(&mut self, hash: u64, key: &[u8], value: V) -> &mut V {
         self.step_if_rehashing();
         debug_assert!(self.find(hash, key).is_none(), "insert_new_hashed on a present key");
-        self.add_new(hash, key.into(), value)
+        self.add_new(hash, KeyBuf::new(key), value)
     }
 
     /// True if `key` is present.
@@ -348,7 +349,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         if let Some(entry) = self.find_mut(hash, key) {
             return Some(mem::replace(&mut entry.value, value));
         }
-        self.add_new(hash, key.into(), value);
+        self.add_new(hash, KeyBuf::new(key), value);
         None
     }
 
@@ -360,7 +361,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         if let Some(entry) = self.find_mut(hash, &key) {
             return Some(mem::replace(&mut entry.value, value));
         }
-        self.add_new(hash, key, value);
+        self.add_new(hash, KeyBuf::from(key), value);
         None
     }
 
@@ -372,7 +373,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         // Two lookups on a hit: returning the first borrow conditionally and
         // then inserting is rejected by the current borrow checker.
         if self.find(hash, key).is_none() {
-            return self.add_new(hash, key.into(), f());
+            return self.add_new(hash, KeyBuf::new(key), f());
         }
         let entry = self.find_mut(hash, key).expect("key was found a moment ago");
         &mut entry.value
@@ -407,14 +408,14 @@ impl<V, S: BuildHasher> Dict<V, S> {
             if let Some(entry) = chain_unlink(&mut table[i], key) {
                 self.used[t] -= 1;
                 let Entry { key, value, .. } = *entry;
-                return Some((key, value));
+                return Some((key.into_boxed(), value));
             }
         }
         None
     }
 
     /// Links a new entry for a key known to be absent and returns its value.
-    fn add_new(&mut self, hash: u64, key: Box<[u8]>, value: V) -> &mut V {
+    fn add_new(&mut self, hash: u64, key: KeyBuf, value: V) -> &mut V {
         self.grow_if_needed();
         // While rehashing, new keys go to the new table so the old one only
         // drains and the rehash is sure to finish.
@@ -804,7 +805,7 @@ mod tests {
     fn long_chain_drops_without_recursion() {
         let mut chain = None;
         for i in 0..1_000_000 {
-            chain = Some(Box::new(Entry { key: key(i).into(), value: i, next: chain }));
+            chain = Some(Box::new(Entry { key: KeyBuf::new(&key(i)), value: i, next: chain }));
         }
         let mut d: Dict<u64> = Dict::new();
         d.tables[0] = alloc_buckets(INITIAL_BUCKETS);

@@ -6,12 +6,26 @@ use super::numeric;
 /// Longest string Redis stores with the embstr encoding.
 pub const EMBSTR_MAX: usize = 44;
 
-/// A string value.
+/// Strings up to this long are stored inside the value itself, with no
+/// allocation of their own (most keys' values in practice).
+pub const INLINE_MAX: usize = 22;
+
+/// A string value. Kept at 24 bytes so a [`Value`] is 24 bytes: long
+/// modifiable strings are boxed, short ones live inline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Str {
     Int(i64),
+    /// embstr of at most [`INLINE_MAX`] bytes, stored inline.
+    Small {
+        len: u8,
+        buf: [u8; INLINE_MAX],
+    },
+    /// embstr longer than [`INLINE_MAX`] (up to [`EMBSTR_MAX`]).
     Emb(Box<[u8]>),
-    Raw(Vec<u8>),
+    /// A long string created whole ("raw"): one exact-size allocation.
+    Long(Box<[u8]>),
+    /// A string modified in place ("raw"), with room to grow.
+    Raw(Box<Vec<u8>>),
 }
 
 impl Str {
@@ -22,44 +36,69 @@ impl Str {
                 return Str::Int(i);
             }
         }
-        if b.len() <= EMBSTR_MAX {
-            Str::Emb(b.into())
+        Str::embstr(b).unwrap_or_else(|| Str::Long(b.into()))
+    }
+
+    /// An embstr-encoded string if `b` is short enough for one.
+    pub fn embstr(b: &[u8]) -> Option<Str> {
+        if b.len() <= INLINE_MAX {
+            let mut buf = [0u8; INLINE_MAX];
+            buf[..b.len()].copy_from_slice(b);
+            Some(Str::Small { len: b.len() as u8, buf })
+        } else if b.len() <= EMBSTR_MAX {
+            Some(Str::Emb(b.into()))
         } else {
-            Str::Raw(b.to_vec())
+            None
         }
     }
 
     /// Like [`Str::from_bytes`] but taking ownership (no copy for long strings).
     pub fn from_vec(v: Vec<u8>) -> Str {
-        if v.len() <= 20 || v.len() <= EMBSTR_MAX {
+        if v.len() <= EMBSTR_MAX {
             return Str::from_bytes(&v);
         }
-        Str::Raw(v)
+        Str::Long(v.into_boxed_slice())
+    }
+
+    /// A raw-encoded string (built or modified in place).
+    pub fn raw(v: Vec<u8>) -> Str {
+        Str::Raw(Box::new(v))
     }
 
     /// Redis's encoding name.
     pub fn encoding(&self) -> &'static str {
         match self {
             Str::Int(_) => "int",
-            Str::Emb(_) => "embstr",
-            Str::Raw(_) => "raw",
+            Str::Small { .. } | Str::Emb(_) => "embstr",
+            Str::Long(_) | Str::Raw(_) => "raw",
+        }
+    }
+
+    /// The bytes of a non-integer string; None for `Int`.
+    pub fn as_slice(&self) -> Option<&[u8]> {
+        match self {
+            Str::Int(_) => None,
+            Str::Small { len, buf } => Some(&buf[..*len as usize]),
+            Str::Emb(b) | Str::Long(b) => Some(b),
+            Str::Raw(v) => Some(v),
         }
     }
 
     /// The value as bytes; integers are formatted into `scratch`.
     pub fn bytes<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
-        match self {
-            Str::Int(i) => {
+        match self.as_slice() {
+            Some(b) => b,
+            None => {
                 scratch.clear();
-                numeric::format_i64(scratch, *i);
+                if let Str::Int(i) = self {
+                    numeric::format_i64(scratch, *i);
+                }
                 scratch
             }
-            Str::Emb(b) => b,
-            Str::Raw(v) => v,
         }
     }
 
-    /// Length in bytes, without formatting integers twice.
+    /// Length in bytes.
     pub fn len(&self) -> usize {
         match self {
             Str::Int(i) => {
@@ -67,8 +106,7 @@ impl Str {
                 numeric::format_i64(&mut s, *i);
                 s.len()
             }
-            Str::Emb(b) => b.len(),
-            Str::Raw(v) => v.len(),
+            other => other.as_slice().map_or(0, <[u8]>::len),
         }
     }
 
@@ -81,7 +119,7 @@ impl Str {
         if !matches!(self, Str::Raw(_)) {
             let mut s = Vec::new();
             let v = self.bytes(&mut s).to_vec();
-            *self = Str::Raw(v);
+            *self = Str::raw(v);
         }
         match self {
             Str::Raw(v) => v,
@@ -93,13 +131,16 @@ impl Str {
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             Str::Int(i) => Some(*i),
-            Str::Emb(b) => numeric::parse_i64(b),
-            Str::Raw(v) => numeric::parse_i64(v),
+            other => other.as_slice().and_then(numeric::parse_i64),
         }
     }
 }
 
-/// Any stored value. Later data types add variants here.
+// A Value is what every key stores inline in its dict node: keep it small.
+// New data types must box their payload (e.g. `List(Box<List>)`).
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
+
+/// Any stored value. Later data types add variants here, boxed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(Str),
