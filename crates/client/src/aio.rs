@@ -22,9 +22,8 @@ pub(crate) async fn read_reply_from<R: AsyncRead + Unpin>(rb: &mut ReplyBuf, r: 
         if let Some(v) = rb.try_next()? {
             return Ok(v);
         }
-        let filled = rb.filled();
         let res = r.read(rb.spare()).await;
-        rb.commit(filled, *res.as_ref().unwrap_or(&0));
+        rb.commit(*res.as_ref().unwrap_or(&0));
         match res {
             Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into()),
             Ok(_) => {}

@@ -13,6 +13,8 @@ use crate::value::{Value, ValueExt};
 pub(crate) struct ReplyBuf {
     buf: Vec<u8>,
     pos: usize,
+    /// Length of valid data when `spare()` was handed out.
+    mark: usize,
 }
 
 impl ReplyBuf {
@@ -41,18 +43,14 @@ impl ReplyBuf {
             self.buf.reserve(64 * 1024);
         }
         let cap = self.buf.capacity();
+        self.mark = len;
         self.buf.resize(cap, 0);
         &mut self.buf[len..]
     }
 
-    /// After reading `n` bytes into `spare()` (`filled` = length before).
-    pub fn commit(&mut self, filled: usize, n: usize) {
-        self.buf.truncate(filled + n);
-    }
-
-    /// Bytes held (for `commit`).
-    pub fn filled(&self) -> usize {
-        self.buf.len()
+    /// Keep the first `n` bytes read into the last `spare()`.
+    pub fn commit(&mut self, n: usize) {
+        self.buf.truncate(self.mark + n);
     }
 
     /// Read replies from `r` until one is complete.
@@ -61,9 +59,8 @@ impl ReplyBuf {
             if let Some(v) = self.try_next()? {
                 return Ok(v);
             }
-            let filled = self.filled();
             let res = r.read(self.spare());
-            self.commit(filled, *res.as_ref().unwrap_or(&0));
+            self.commit(*res.as_ref().unwrap_or(&0));
             match res {
                 Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into()),
                 Ok(_) => {}

@@ -26,6 +26,7 @@ mod pipeline;
 mod router;
 mod script;
 mod sha1;
+mod streaming;
 mod value;
 
 pub use autopipe::AutoPipelined;
@@ -37,4 +38,5 @@ pub use options::ConnectOptions;
 pub use pipeline::Pipeline;
 pub use script::Script;
 pub use sha1::sha1_hex;
+pub use streaming::StreamingPipeline;
 pub use value::{FromValue, Value, ValueExt};
