@@ -54,7 +54,14 @@ pub(crate) enum Sink {
     /// EXEC: fills the queued slots in order, then its own.
     Exec(Box<(Vec<Arc<Slot>>, Arc<Slot>)>),
     /// EVALSHA: on NOSCRIPT, SCRIPT LOAD and retry once.
-    EvalSha(Box<(Arc<Slot>, Arc<Script>, Vec<Vec<u8>>)>),
+    EvalSha(Box<EvalShaSink>),
+}
+
+/// An EVALSHA's slot, script (for SCRIPT LOAD) and command (for the retry).
+pub(crate) struct EvalShaSink {
+    pub slot: Arc<Slot>,
+    pub script: Arc<Script>,
+    pub cmd: Vec<Vec<u8>>,
 }
 
 /// One queued command: where it ends in the encoded buffer, where its first
@@ -199,9 +206,10 @@ impl Batch {
             return self.cmd(&cmd);
         }
         let slot = Arc::new(Slot::new());
-        self.push(&cmd, Sink::EvalSha(Box::new((slot.clone(), script.clone(), Vec::new()))));
+        let sink = EvalShaSink { slot: slot.clone(), script: script.clone(), cmd: Vec::new() };
+        self.push(&cmd, Sink::EvalSha(Box::new(sink)));
         if let Some(Entry { sink: Sink::EvalSha(b), .. }) = self.entries.last_mut() {
-            b.2 = cmd;
+            b.cmd = cmd;
         }
         Handle::new(slot)
     }

@@ -29,7 +29,7 @@ mod sha1;
 mod streaming;
 mod value;
 
-pub use autopipe::AutoPipelined;
+pub use autopipe::{AutoPipelined, Stats};
 pub use batch::{Batch, Handle, QueuedCommand};
 pub use coalesce::{Coalescer, CoalescerConfig, Ticket};
 pub use conn::Connection;

@@ -1,5 +1,5 @@
-//! Blocking explicit pipelines: queue commands (getting [`Handle`]s), then
-//! `sync()` sends them in chunks from a writer thread while this thread reads
+//! Blocking explicit pipelines: queue commands (getting
+//! [`Handle`](crate::Handle)s), then `sync()` sends them in chunks from a writer thread while this thread reads
 //! and routes replies, with unanswered request bytes bounded.
 
 use std::collections::VecDeque;
@@ -15,9 +15,6 @@ use crate::conn::Connection;
 use crate::error::Result;
 use crate::router::{finish_retries, retry_round, route, Retry};
 use crate::value::{Value, ValueExt};
-
-#[allow(unused_imports)]
-use crate::batch::Handle; // for docs
 
 /// An explicit pipeline on a blocking [`Connection`]; derefs to [`Batch`] for
 /// queueing (`p.incr("k")`, `p.cmd(&["GET", "k"])`...).
@@ -172,7 +169,7 @@ fn send_and_receive(
             let _ = conn.stream.shutdown(Shutdown::Both);
             progress.wake();
         }
-        let w = w.join().unwrap_or_else(|_| Err(crate::Error::Closed));
+        let w = w.join().unwrap_or(Err(crate::Error::Closed));
         r.and(w)
     })
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::batch::{Entry, Sink, Slot};
+use crate::batch::{Entry, EvalShaSink, Sink, Slot};
 use crate::error::{Error, Result, ServerError};
 use crate::script::Script;
 use crate::value::{Value, ValueExt};
@@ -59,7 +59,7 @@ pub(crate) fn route(index: usize, entry: Entry, reply: &Value) -> Option<Retry> 
             set(&own, own_result);
         }
         Sink::EvalSha(b) => {
-            let (slot, script, cmd) = *b;
+            let EvalShaSink { slot, script, cmd } = *b;
             match reply {
                 Value::Error(e) if e.starts_with(b"NOSCRIPT") => {
                     return Some(Retry { index, slot, script, cmd });

@@ -52,12 +52,12 @@ fn interleavings_on_several_keys_match_sequential_execution() {
             for i in 0..400 {
                 x = x.wrapping_mul(1103515245).wrapping_add(12345);
                 let k = keys[(x >> 16) as usize % 4];
-                if (x >> 8) % 3 == 0 {
+                if (x >> 8).is_multiple_of(3) {
                     let existed = expect.get(k).cloned().flatten().is_some();
                     del_tickets.push((c.del(k).await.unwrap(), existed));
                     expect.insert(k, None);
                 } else {
-                    let _ = c.set(k, i.to_string()).await.unwrap();
+                    drop(c.set(k, i.to_string()).await.unwrap()); // fire and forget
                     expect.insert(k, Some(i.to_string()));
                 }
             }
@@ -167,7 +167,7 @@ fn many_concurrent_submitters_with_bounded_buffer() {
             tasks.push(tokio::spawn(async move {
                 let mut last = 0;
                 for i in 0..1000 {
-                    let _ = c.set(format!("t{t}:{i}"), "v").await.unwrap();
+                    drop(c.set(format!("t{t}:{i}"), "v").await.unwrap());
                     last = c.incr(format!("ctr{t}")).await.unwrap().await.unwrap();
                 }
                 last
@@ -179,4 +179,37 @@ fn many_concurrent_submitters_with_bounded_buffer() {
         c.flush().await.unwrap();
         assert_eq!(check.cmd(&["DBSIZE"]).await.unwrap().as_i64(), Some(16 * 1000 + 16));
     });
+}
+
+#[test]
+fn merges_show_up_as_few_commands_on_the_server() {
+    let s = Server::redis();
+    runtime().block_on(async {
+        let (c, mut check) = coalescer(&s, slow_age()).await;
+        check.cmd(&["CONFIG", "RESETSTAT"]).await.unwrap();
+        let mut tickets = Vec::new();
+        for i in 0..1000 {
+            drop(c.set(format!("m{i}"), "v").await.unwrap());
+            tickets.push(c.incr("hits").await.unwrap());
+        }
+        c.flush().await.unwrap();
+        let values: Vec<i64> = await_all(tickets).await;
+        assert_eq!(values, (1..=1000).collect::<Vec<_>>());
+        let info = check.cmd(&["INFO", "commandstats"]).await.unwrap().into_string().unwrap();
+        let calls = |name: &str| {
+            info.lines()
+                .find(|l| l.starts_with(&format!("cmdstat_{name}:")))
+                .and_then(|l| l.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        assert_eq!((calls("mset"), calls("incrby"), calls("set"), calls("incr")), (1, 1, 0, 0), "{info}");
+    });
+}
+
+async fn await_all(tickets: Vec<volley_client::Ticket<i64>>) -> Vec<i64> {
+    let mut out = Vec::new();
+    for t in tickets {
+        out.push(t.await.unwrap());
+    }
+    out
 }

@@ -64,7 +64,8 @@ fn sync_and_return_all_gives_every_reply_in_order() {
 #[test]
 fn multi_exec_inside_pipeline() {
     // Volley has no MULTI/EXEC yet.
-    for s in [Server::redis()] {
+    {
+        let s = Server::redis();
         let mut c = s.connect();
         c.cmd(&["DEL", "m", "n"]).unwrap();
         let mut p = c.pipeline();
