@@ -130,7 +130,7 @@ impl Pipeline<'_> {
     }
 
     async fn run(&mut self, mut on_reply: impl FnMut(usize, Result<Value>)) -> Result<Vec<(usize, Result<Value>)>> {
-        let batch = self.batch.take();
+        let batch = self.batch.take()?;
         let n = batch.len();
         if n == 0 {
             return Ok(Vec::new());

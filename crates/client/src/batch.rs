@@ -111,8 +111,20 @@ impl Batch {
         })
     }
 
-    pub(crate) fn take(&mut self) -> Batch {
-        std::mem::take(self)
+    /// Take the queued commands for sending; refused while a MULTI block is
+    /// open (sending it would leave the connection inside MULTI).
+    pub(crate) fn take(&mut self) -> Result<Batch> {
+        if self.in_multi.is_some() {
+            return Err(Error::Usage("MULTI block still open: call exec() before sync()".into()));
+        }
+        Ok(std::mem::take(self))
+    }
+
+    /// Take the queued commands but stay inside an open MULTI block (for
+    /// streaming, where a transaction may span chunks).
+    pub(crate) fn take_keep_multi(&mut self) -> Batch {
+        let (buf, entries) = (std::mem::take(&mut self.buf), std::mem::take(&mut self.entries));
+        Batch { buf, entries, in_multi: None }
     }
 
     /// Byte offset where command `i` starts.

@@ -14,6 +14,7 @@
 //!
 //! Replies are [`Value`]s, the shared codec's `resp::Frame`.
 
+#![warn(missing_docs)]
 pub mod aio;
 mod autopipe;
 mod batch;

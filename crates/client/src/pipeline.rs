@@ -73,7 +73,7 @@ impl<'a> Pipeline<'a> {
         mut on_reply: impl FnMut(usize, Result<Value>),
         mut on_retry: impl FnMut(usize, Result<Value>),
     ) -> Result<()> {
-        let batch = self.batch.take();
+        let batch = self.batch.take()?;
         let n = batch.len();
         if n == 0 {
             return Ok(());

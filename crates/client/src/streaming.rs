@@ -75,7 +75,7 @@ impl StreamingPipeline<'_> {
             return Ok(());
         }
         self.pump(f, false)?;
-        self.stage();
+        self.stage(false)?;
         self.pump(f, false)
     }
 
@@ -89,9 +89,7 @@ impl StreamingPipeline<'_> {
 
     fn finish_inner<F: FnMut(usize, Result<Value>)>(&mut self, f: &mut F) -> Result<()> {
         self.pump(f, true)?;
-        if !self.batch.is_empty() {
-            self.stage();
-        }
+        self.stage(true)?;
         self.pump(f, true)?;
         if self.retries.is_empty() {
             return Ok(());
@@ -110,15 +108,20 @@ impl StreamingPipeline<'_> {
         Ok(())
     }
 
-    /// Move the queued commands to the output buffer (only when it is empty).
-    fn stage(&mut self) {
-        let batch = self.batch.take();
+    /// Move the queued commands to the output buffer (only when it is empty);
+    /// `finishing` refuses an open MULTI block.
+    fn stage(&mut self, finishing: bool) -> Result<()> {
+        let batch = if finishing { self.batch.take()? } else { self.batch.take_keep_multi() };
+        if batch.is_empty() {
+            return Ok(());
+        }
         self.queued_total += batch.len();
         self.chunks.push_back((self.queued_total, batch.buf.len()));
         self.inflight_bytes += batch.buf.len();
         self.pending.extend(batch.entries);
         self.out = batch.buf;
         self.out_pos = 0;
+        Ok(())
     }
 
     fn set_nonblocking(&mut self, on: bool) -> Result<()> {

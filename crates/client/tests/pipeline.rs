@@ -181,3 +181,45 @@ fn queued_commands_keep_their_first_key() {
     let keys: Vec<Option<Vec<u8>>> = p.commands().map(|q| q.key.map(<[u8]>::to_vec)).collect();
     assert_eq!(keys, vec![Some(b"alpha".to_vec()), None, Some(b"k1".to_vec())]);
 }
+
+#[test]
+fn sync_refuses_an_open_multi_block() {
+    let s = Server::redis();
+    let mut c = s.connect();
+    let mut p = c.pipeline();
+    p.multi().unwrap();
+    p.incr("x");
+    assert!(matches!(p.sync(), Err(Error::Usage(_))));
+    drop(p);
+    assert_eq!(c.cmd(&["PING"]).unwrap().into_string().unwrap(), "PONG", "connection still usable");
+}
+
+#[test]
+fn streaming_pipeline_handles_multi_across_chunks_and_evalsha() {
+    let s = Server::redis();
+    let mut c = s.connect();
+    c.cmd(&["SCRIPT", "FLUSH"]).unwrap();
+    c.cmd(&["DEL", "sx"]).unwrap();
+    c.set_chunk_size(3);
+    let script = Script::new("return 7");
+    let mut n = 0usize;
+    let mut count = |_: usize, _: volley_client::Result<Value>| n += 1;
+    let mut p = c.streaming_pipeline();
+    let h0 = p.incr("sx");
+    p.stream_into(&mut count).unwrap();
+    p.multi().unwrap();
+    let inside: Vec<_> = (0..7).map(|_| p.incr("sx")).collect();
+    for _ in 0..7 {
+        p.stream_into(&mut count).unwrap();
+    }
+    let exec = p.exec().unwrap();
+    let e = p.evalsha(&script, &[] as &[&str], &[] as &[&str]);
+    p.finish(&mut count).unwrap();
+    drop(p);
+    assert_eq!(h0.get().unwrap(), 1);
+    let got: Vec<i64> = inside.iter().map(|h| h.get().unwrap()).collect();
+    assert_eq!(got, (2..=8).collect::<Vec<_>>());
+    assert!(matches!(exec.get().unwrap(), Value::Array(a) if a.len() == 7));
+    assert_eq!(e.get().unwrap().as_i64(), Some(7));
+    assert_eq!(n, 1 + 1 + 7 + 1 + 1 + 1, "every reply, plus the EVALSHA retry");
+}
