@@ -223,3 +223,11 @@ fn streaming_pipeline_handles_multi_across_chunks_and_evalsha() {
     assert_eq!(e.get().unwrap().as_i64(), Some(7));
     assert_eq!(n, 1 + 1 + 7 + 1 + 1 + 1, "every reply, plus the EVALSHA retry");
 }
+
+#[test]
+fn io_errors_are_not_server_errors() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let err = Connection::connect(&ConnectOptions::new("127.0.0.1", port)).err().expect("nothing listens there");
+    assert!(matches!(err, Error::Io(_)), "{err}");
+    assert_eq!(err.code(), None);
+}
