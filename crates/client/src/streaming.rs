@@ -11,7 +11,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::ops::{Deref, DerefMut};
 use std::os::fd::AsRawFd;
 
-use crate::batch::{Batch, Entry};
+use crate::batch::{Batch, Entry, Sink};
 use crate::conn::Connection;
 use crate::error::{Error, Result};
 use crate::router::{finish_retries, retry_round, route, Retry};
@@ -26,7 +26,9 @@ pub struct StreamingPipeline<'a> {
     batch: Batch,
     out: Vec<u8>,
     out_pos: usize,
-    pending: VecDeque<Entry>,
+    /// Unanswered commands whose replies go somewhere (index, entry);
+    /// commands queued without a handle cost nothing here.
+    pending: VecDeque<(usize, Entry)>,
     next: usize,
     queued_total: usize,
     chunks: VecDeque<(usize, usize)>,
@@ -115,10 +117,12 @@ impl StreamingPipeline<'_> {
         if batch.is_empty() {
             return Ok(());
         }
+        let base = self.queued_total;
         self.queued_total += batch.len();
         self.chunks.push_back((self.queued_total, batch.buf.len()));
         self.inflight_bytes += batch.buf.len();
-        self.pending.extend(batch.entries);
+        let routed = batch.entries.into_iter().enumerate().filter(|(_, e)| !matches!(e.sink, Sink::Nothing));
+        self.pending.extend(routed.map(|(i, e)| (base + i, e)));
         self.out = batch.buf;
         self.out_pos = 0;
         Ok(())
@@ -173,8 +177,10 @@ impl StreamingPipeline<'_> {
     fn drain_replies<F: FnMut(usize, Result<Value>)>(&mut self, f: &mut F) -> Result<()> {
         while self.next < self.queued_total {
             let Some(v) = self.conn.replies.try_next()? else { break };
-            if let Some(entry) = self.pending.pop_front() {
-                self.retries.extend(route(self.next, entry, &v));
+            if self.pending.front().is_some_and(|(i, _)| *i == self.next) {
+                if let Some((i, entry)) = self.pending.pop_front() {
+                    self.retries.extend(route(i, entry, &v));
+                }
             }
             f(self.next, v.into_result());
             self.next += 1;
