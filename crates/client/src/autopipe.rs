@@ -36,8 +36,13 @@ pub struct Stats {
     pub writes: AtomicU64,
 }
 
-/// A connection multiplexed between tasks with automatic pipelining.
-/// Cloning is cheap and shares the connection.
+/// A connection multiplexed between tasks with automatic pipelining: a
+/// writer task drains every queued request into one write and a reader task
+/// answers reply slots in FIFO order. Cloning is cheap and shares the
+/// connection. Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, XREAD
+/// BLOCK, WAIT, SUBSCRIBE, MONITOR...) and connection-state commands (MULTI,
+/// WATCH, SELECT, AUTH, HELLO, CLIENT...) are refused with
+/// [`Error::BlockingCommand`]; use [`dedicated`](Self::dedicated) for them.
 #[derive(Clone)]
 pub struct AutoPipelined {
     tx: mpsc::Sender<Request>,

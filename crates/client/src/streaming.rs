@@ -17,7 +17,11 @@ use crate::error::{Error, Result};
 use crate::router::{finish_retries, retry_round, route, Retry};
 use crate::value::{Value, ValueExt};
 
-/// A pipeline that streams: queue with the [`Batch`] methods, call
+/// A pipeline of any length in flat memory: a chunk goes out as soon as
+/// `chunk_size` commands are queued, replies are read while writing
+/// (non-blocking socket driven by `poll(2)`) and handed to a callback, and at
+/// most `max_inflight_bytes` of requests are unanswered. Queue with the
+/// [`Batch`] methods (handles work too), call
 /// [`stream_into`](Self::stream_into) after queueing (cheap unless a chunk is
 /// due) and [`finish`](Self::finish) at the end. Reply indices count from 0
 /// over the pipeline's whole life.

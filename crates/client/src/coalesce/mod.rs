@@ -1,5 +1,5 @@
 //! [`Coalescer`]: a Bufferedis-style write buffer done right. Writes from any
-//! number of tasks are merged into multi-argument commands (see [`plan`] for
+//! number of tasks are merged into multi-argument commands (see `plan.rs` for
 //! the merge rule and what each caller receives), flushed by a background
 //! task when the buffer holds `max_args` arguments, when its oldest op is
 //! `max_age` old, or on [`Coalescer::flush`]. Each flush is one write per
@@ -73,7 +73,27 @@ struct Shared {
     cfg: CoalescerConfig,
 }
 
-/// Merges compatible writes from many tasks into few commands; see the module docs.
+/// Merges compatible writes from many tasks into few commands.
+///
+/// - Merging: consecutive SETs become one MSET; HSET / SADD / RPUSH / INCRBY
+///   on one key become one command; an op joins the latest batch of its kind
+///   only if no later batch touches its key, so **per-key order is kept**
+///   (SET k 1, DEL k, SET k 2 leaves k = 2). Order between different keys is
+///   not kept.
+/// - Outcomes, one [`Ticket`] per op: SET/HSET/SADD → success (HSET/SADD
+///   cannot say whether *this* field/member was new once merged); DEL/UNLINK →
+///   whether *this* key existed: since `DEL k1 k2` only returns a total, a DEL
+///   batch goes out as single-key DELs in the same write (one round trip, not
+///   one command); RPUSH → the length right after this push; INCR/INCRBY →
+///   the value right after this increment (merged result minus later
+///   increments).
+/// - Errors reach only their cause: a merged command that fails is re-issued
+///   op by op (a failed command changes nothing), e.g. an INCRBY merge that
+///   overflows; a SADD to a string key fails only that SADD's callers.
+/// - Flushing: by size (`max_args`), age (`max_age`) or [`flush`](Self::flush);
+///   one write per flush (split only where a re-issue could overtake a later
+///   op on the same key); the next flush waits for the replies.
+/// - Memory: submitting waits while `max_ops` ops are unresolved.
 pub struct Coalescer {
     shared: Arc<Shared>,
 }
