@@ -39,10 +39,13 @@ impl ReplyBuf {
             self.pos = 0;
         }
         let len = self.buf.len();
-        if self.buf.capacity() - len < 16 * 1024 {
-            self.buf.reserve(64 * 1024);
+        // Room for at least as much as is pending (up to 16 MiB): a large
+        // reply is then re-decoded O(log n) times, not once per 64 KiB.
+        let want = (len - self.pos).clamp(64 * 1024, 16 << 20);
+        if self.buf.capacity() - len < want / 4 {
+            self.buf.reserve(want);
         }
-        let cap = self.buf.capacity();
+        let cap = self.buf.capacity().min(len + want);
         self.mark = len;
         self.buf.resize(cap, 0);
         &mut self.buf[len..]

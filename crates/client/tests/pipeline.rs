@@ -231,3 +231,24 @@ fn io_errors_are_not_server_errors() {
     assert!(matches!(err, Error::Io(_)), "{err}");
     assert_eq!(err.code(), None);
 }
+
+#[test]
+fn large_array_reply_arrives_whole() {
+    let s = Server::redis();
+    let mut c = s.connect();
+    let mut p = c.streaming_pipeline();
+    let mut ignore = |_: usize, r: volley_client::Result<Value>| assert!(r.is_ok());
+    for i in 0..200_000 {
+        p.queue(&["RPUSH", "big", &format!("element-{i}")]);
+        p.stream_into(&mut ignore).unwrap();
+    }
+    p.finish(&mut ignore).unwrap();
+    drop(p);
+    match c.cmd(&["LRANGE", "big", "0", "-1"]).unwrap() {
+        Value::Array(items) => {
+            assert_eq!(items.len(), 200_000);
+            assert_eq!(items[199_999], Value::Bulk(b"element-199999".to_vec()));
+        }
+        other => panic!("expected array, got {other:?}"),
+    }
+}
