@@ -116,6 +116,29 @@ struct Progress {
     cv: Condvar,
 }
 
+/// Aborts the writer thread and shuts the socket down unless disarmed.
+struct StopWriter<'a> {
+    progress: &'a Progress,
+    stream: std::net::TcpStream,
+    armed: bool,
+}
+
+impl StopWriter<'_> {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for StopWriter<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.progress.abort.store(true, Ordering::Release);
+            let _ = self.stream.shutdown(Shutdown::Both);
+            self.progress.wake();
+        }
+    }
+}
+
 impl Progress {
     fn wake(&self) {
         let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -144,6 +167,7 @@ fn send_and_receive(
         return Ok(());
     }
     let writer = conn.stream.try_clone()?;
+    let writer_handle = conn.stream.try_clone()?;
     let progress = Progress {
         replied: AtomicUsize::new(0),
         abort: AtomicBool::new(false),
@@ -163,11 +187,14 @@ fn send_and_receive(
             }
             Ok(())
         };
+        // If reading fails or the callback panics, stop the writer (and the
+        // socket, which is out of step now) so the scope can join it.
+        let guard = StopWriter { progress: &progress, stream: writer_handle, armed: true };
         let r = read_all();
-        if r.is_err() {
-            progress.abort.store(true, Ordering::Release);
-            let _ = conn.stream.shutdown(Shutdown::Both);
-            progress.wake();
+        if r.is_ok() {
+            guard.disarm();
+        } else {
+            drop(guard);
         }
         let w = w.join().unwrap_or(Err(crate::Error::Closed));
         r.and(w)

@@ -252,3 +252,19 @@ fn large_array_reply_arrives_whole() {
         other => panic!("expected array, got {other:?}"),
     }
 }
+
+#[test]
+fn panicking_callback_does_not_hang_the_writer() {
+    let s = Server::volley();
+    let mut c = s.connect();
+    c.set_chunk_size(10);
+    c.set_max_inflight_bytes(200);
+    let mut p = c.pipeline();
+    for _ in 0..100_000 {
+        p.queue(&["PING"]);
+    }
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        p.sync_streaming(|i, _| assert!(i < 50, "stop here")).unwrap();
+    }));
+    assert!(r.is_err(), "the callback's panic propagates instead of hanging");
+}
