@@ -1,0 +1,160 @@
+//! [`AutoPipelined`]: one connection shared by many tasks. Callers encode
+//! their command and queue it; a writer task drains everything queued into one
+//! buffer and one write, pushing each caller's reply slot onto a FIFO that a
+//! reader task pops as replies arrive (the order of replies is the order of
+//! requests). Blocking commands (BLPOP, SUBSCRIBE, WAIT...) and commands that
+//! change connection state (MULTI, SELECT...) are refused with
+//! [`Error::BlockingCommand`]: open a [`dedicated`](AutoPipelined::dedicated)
+//! connection for them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::aio::{read_reply_from, Connection};
+use crate::conn::ReplyBuf;
+use crate::error::{Error, Result};
+use crate::options::ConnectOptions;
+use crate::value::{Value, ValueExt};
+
+type ReplyTx = oneshot::Sender<Result<Value>>;
+
+struct Request {
+    wire: Vec<u8>,
+    reply: ReplyTx,
+}
+
+/// Counters of an [`AutoPipelined`] connection.
+#[derive(Default, Debug)]
+pub struct Stats {
+    /// Commands written.
+    pub commands: AtomicU64,
+    /// `write` calls made (each carries one or more commands).
+    pub writes: AtomicU64,
+}
+
+/// A connection multiplexed between tasks with automatic pipelining: a
+/// writer task drains every queued request into one write and a reader task
+/// answers reply slots in FIFO order. Cloning is cheap and shares the
+/// connection. Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN, XREAD
+/// BLOCK, WAIT, SUBSCRIBE, MONITOR...) and connection-state commands (MULTI,
+/// WATCH, SELECT, AUTH, HELLO, CLIENT...) are refused with
+/// [`Error::BlockingCommand`]; use [`dedicated`](Self::dedicated) for them.
+#[derive(Clone)]
+pub struct AutoPipelined {
+    tx: mpsc::Sender<Request>,
+    stats: Arc<Stats>,
+    opts: ConnectOptions,
+}
+
+/// Most bytes the writer packs into one write.
+const MAX_WRITE: usize = 1 << 20;
+
+impl AutoPipelined {
+    /// Connect (with handshake) and start the writer and reader tasks on the
+    /// current tokio runtime. At most `max_queued` requests wait to be written.
+    pub async fn connect(opts: &ConnectOptions, max_queued: usize) -> Result<AutoPipelined> {
+        let conn = Connection::connect(opts).await?;
+        let (rd, wr) = conn.stream.into_split();
+        let (tx, rx) = mpsc::channel(max_queued.max(1));
+        let (slots_tx, slots_rx) = mpsc::unbounded_channel();
+        let stats = Arc::new(Stats::default());
+        tokio::spawn(writer(wr, rx, slots_tx, stats.clone()));
+        tokio::spawn(reader(rd, conn.replies, slots_rx));
+        Ok(AutoPipelined { tx, stats, opts: opts.clone() })
+    }
+
+    /// Send a command and await its reply; error replies become `Err(Server)`.
+    pub async fn cmd<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Value> {
+        if crate::cmd::is_blocking(args) {
+            let name = String::from_utf8_lossy(args[0].as_ref()).to_uppercase();
+            return Err(Error::BlockingCommand(name));
+        }
+        let mut wire = Vec::new();
+        resp::encode_command(&mut wire, args);
+        let (reply, rx) = oneshot::channel();
+        self.tx.send(Request { wire, reply }).await.map_err(|_| Error::Closed)?;
+        rx.await.map_err(|_| Error::Closed)?
+    }
+
+    /// `GET key`.
+    pub async fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        match self.cmd(&[b"GET".as_slice(), key.as_ref()]).await? {
+            Value::Null => Ok(None),
+            v => Ok(v.as_bytes().map(<[u8]>::to_vec)),
+        }
+    }
+
+    /// `SET key value`.
+    pub async fn set(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        self.cmd(&[b"SET".as_slice(), key.as_ref(), value.as_ref()]).await.map(drop)
+    }
+
+    /// `INCR key`.
+    pub async fn incr(&self, key: impl AsRef<[u8]>) -> Result<i64> {
+        let v = self.cmd(&[b"INCR".as_slice(), key.as_ref()]).await?;
+        v.as_i64().ok_or_else(|| Error::Protocol(format!("INCR replied {v:?}")))
+    }
+
+    /// A fresh, unshared connection with the same options, for blocking commands.
+    pub async fn dedicated(&self) -> Result<Connection> {
+        Connection::connect(&self.opts).await
+    }
+
+    /// Write and command counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// `(commands, writes)` so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.stats.commands.load(Ordering::Relaxed), self.stats.writes.load(Ordering::Relaxed))
+    }
+}
+
+async fn writer(
+    mut wr: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Request>,
+    slots: mpsc::UnboundedSender<ReplyTx>,
+    stats: Arc<Stats>,
+) {
+    let mut buf = Vec::new();
+    while let Some(first) = rx.recv().await {
+        buf.clear();
+        let mut n = 0;
+        let mut next = Some(first);
+        while let Some(req) = next {
+            buf.extend_from_slice(&req.wire);
+            if slots.send(req.reply).is_err() {
+                return;
+            }
+            n += 1;
+            next = if buf.len() < MAX_WRITE { rx.try_recv().ok() } else { None };
+        }
+        stats.commands.fetch_add(n, Ordering::Relaxed);
+        stats.writes.fetch_add(1, Ordering::Relaxed);
+        if wr.write_all(&buf).await.is_err() {
+            return; // the reader sees the broken socket and fails the slots
+        }
+    }
+}
+
+async fn reader(mut rd: OwnedReadHalf, mut rb: ReplyBuf, mut slots: mpsc::UnboundedReceiver<ReplyTx>) {
+    loop {
+        let reply = read_reply_from(&mut rb, &mut rd).await;
+        let failed = reply.is_err();
+        let Some(slot) = slots.recv().await else { return };
+        let _ = slot.send(reply.and_then(ValueExt::into_result));
+        if failed {
+            break;
+        }
+    }
+    // Connection is broken: fail everyone still waiting.
+    slots.close();
+    while let Some(slot) = slots.recv().await {
+        let _ = slot.send(Err(Error::Closed));
+    }
+}
