@@ -103,6 +103,8 @@ impl Str {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(Str),
+    Hash(super::hash::Hash),
+    Set(super::set::Set),
 }
 
 impl Value {
@@ -110,6 +112,8 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
         }
     }
 
@@ -117,6 +121,8 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding(),
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 }
