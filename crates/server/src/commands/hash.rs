@@ -109,7 +109,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &Argv) {
         Ok(h) => h,
         Err(e) => return r.error(e.message()),
     };
-    h.convert_for([field, value], lim);
+    // Redis 7.0 checks the lengths only when it is about to insert.
     if h.get(field).is_some() {
         return r.int(0);
     }

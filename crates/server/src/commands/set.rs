@@ -142,9 +142,8 @@ fn spop(ctx: &mut Ctx, argv: &Argv) {
 
 fn spop_count(ctx: &mut Ctx, argv: &Argv) {
     let count = match parse_i64(argv.get(2)) {
-        None => return ctx.not_integer(),
-        Some(n) if n < 0 => return ctx.r.error("ERR value is out of range, must be positive"),
-        Some(n) => n as u64,
+        Some(n) if n >= 0 => n as u64,
+        _ => return ctx.r.error("ERR value is out of range, must be positive"),
     };
     let (key, now, max) = (argv.get(1), ctx.now, max_intset(ctx));
     let mut rng = ctx.srv.keyspace.next_random();

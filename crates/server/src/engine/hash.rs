@@ -204,7 +204,8 @@ impl Hash {
             },
             Hash::Table(d) => d.insert(field, Box::from(value)).is_none(),
         };
-        if new && matches!(self, Hash::Listpack(_)) && self.len() as u64 > lim.entries {
+        // Like Redis, checked after updates too (the limit may have been lowered).
+        if matches!(self, Hash::Listpack(_)) && self.len() as u64 > lim.entries {
             self.convert();
         }
         new
