@@ -80,11 +80,8 @@ fn set_pairs(ctx: &mut Ctx, argv: &Argv, name: &str) -> Option<i64> {
             return None;
         }
     };
-    h.convert_for(argv.iter_from(2), lim);
-    let mut created = 0;
-    for i in (2..argv.len()).step_by(2) {
-        created += h.insert(argv.get(i), argv.get(i + 1), lim) as i64;
-    }
+    let pairs: Vec<(&[u8], &[u8])> = (2..argv.len()).step_by(2).map(|i| (argv.get(i), argv.get(i + 1))).collect();
+    let created = h.insert_many(&pairs, lim) as i64;
     ctx.dirty((argv.len() as u64 - 2) / 2);
     Some(created)
 }

@@ -80,7 +80,8 @@ fn sadd(ctx: &mut Ctx, argv: &Argv) {
         Ok(Some(_)) => {}
     }
     let Ok(Some(s)) = db.get_set(key, now) else { unreachable!("set exists") };
-    let added = argv.iter_from(2).filter(|m| s.insert(m, max)).count();
+    let members: Vec<&[u8]> = argv.iter_from(2).collect();
+    let added = s.insert_many(&members, max);
     r.int(added as i64);
     ctx.dirty(added as u64);
 }

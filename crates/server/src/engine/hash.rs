@@ -108,6 +108,26 @@ fn lp_find(buf: &[u8], field: &[u8]) -> Option<(usize, usize, usize)> {
     None
 }
 
+/// Longest LEB128 length prefix of a string that fits in memory.
+const VARINT_MAX: usize = 10;
+
+/// Set `field` to `value` in a listpack buffer; true if the field is new.
+fn lp_set(buf: &mut Vec<u8>, field: &[u8], value: &[u8]) -> bool {
+    match lp_find(buf, field) {
+        Some((_, vpos, end)) => {
+            let mut enc = Vec::with_capacity(value.len() + VARINT_MAX);
+            put_str(&mut enc, value);
+            buf.splice(vpos..end, enc);
+            false
+        }
+        None => {
+            put_str(buf, field);
+            put_str(buf, value);
+            true
+        }
+    }
+}
+
 /// `buf` with `range` replaced by `with`, as an exact-size buffer.
 fn splice(buf: &[u8], range: std::ops::Range<usize>, with: &[u8]) -> Box<[u8]> {
     let mut v = Vec::with_capacity(buf.len() - range.len() + with.len());
@@ -184,31 +204,31 @@ impl Hash {
     /// Set `field` to `value`; true if the field is new. Converts like
     /// Redis's `hashTypeSet` (long strings first, entry count after).
     pub fn insert(&mut self, field: &[u8], value: &[u8], lim: HashLimits) -> bool {
-        self.convert_for([field, value], lim);
-        let new = match self {
-            Hash::Listpack(b) => match lp_find(b, field) {
-                Some((_, vpos, end)) => {
-                    let mut enc = Vec::with_capacity(value.len() + 5);
-                    put_str(&mut enc, value);
-                    *b = splice(b, vpos..end, &enc);
-                    false
-                }
-                None => {
-                    let mut v = Vec::with_capacity(b.len() + field.len() + value.len() + 4);
-                    v.extend_from_slice(b);
-                    put_str(&mut v, field);
-                    put_str(&mut v, value);
-                    *b = v.into_boxed_slice();
-                    true
-                }
-            },
-            Hash::Table(d) => d.insert(field, Box::from(value)).is_none(),
+        self.insert_many(&[(field, value)], lim) == 1
+    }
+
+    /// Set every pair in order; returns how many fields were new. A listpack
+    /// is rebuilt once for the whole batch. The result equals pair-by-pair
+    /// insertion: the entry count never drops during a batch, so "over the
+    /// limit after some pair" is "over the limit at the end".
+    pub fn insert_many(&mut self, pairs: &[(&[u8], &[u8])], lim: HashLimits) -> usize {
+        self.convert_for(pairs.iter().flat_map(|&(f, v)| [f, v]), lim);
+        let created = match self {
+            Hash::Listpack(b) => {
+                let extra: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 2 * VARINT_MAX).sum();
+                let mut buf = Vec::with_capacity(b.len() + extra);
+                buf.extend_from_slice(b);
+                let created = pairs.iter().filter(|&&(f, v)| lp_set(&mut buf, f, v)).count();
+                *b = buf.into_boxed_slice();
+                created
+            }
+            Hash::Table(d) => pairs.iter().filter(|&&(f, v)| d.insert(f, Box::from(v)).is_none()).count(),
         };
         // Like Redis, checked after updates too (the limit may have been lowered).
         if matches!(self, Hash::Listpack(_)) && self.len() as u64 > lim.entries {
             self.convert();
         }
-        new
+        created
     }
 
     /// Remove `field`; true if it was there.

@@ -216,6 +216,28 @@ impl Set {
         }
     }
 
+    /// Add every member (SADD); returns how many were new. An all-integer
+    /// batch that stays within `max_intset` rebuilds the intset once.
+    pub fn insert_many(&mut self, ms: &[&[u8]], max_intset: u64) -> usize {
+        if let Set::Ints(i) = self {
+            if let Some(mut all) = ms.iter().map(|m| parse_i64(m)).collect::<Option<Vec<i64>>>() {
+                let before = i.len();
+                all.extend(i.iter());
+                all.sort_unstable();
+                all.dedup();
+                if all.len() as u64 <= max_intset {
+                    let width = all.iter().map(|&v| width_for(v)).max().unwrap_or(2).max(i.width() as u8);
+                    let added = all.len() - before;
+                    if added > 0 {
+                        *i = IntSet::rebuild(all.into_iter(), width);
+                    }
+                    return added;
+                }
+            }
+        }
+        ms.iter().filter(|m| self.insert(m, max_intset)).count()
+    }
+
     /// Remove `m`; true if it was a member.
     pub fn remove(&mut self, m: &[u8]) -> bool {
         match self {
@@ -314,6 +336,20 @@ mod tests {
         assert_eq!(s.encoding(), "hashtable");
         assert!(s.contains(b"1") && s.contains(b"-0"));
         assert_eq!(Set::for_member(b"x").encoding(), "hashtable");
+    }
+
+    #[test]
+    fn batch_insert_matches_one_by_one() {
+        let batches: [&[&[u8]]; 4] = [&[b"3", b"1", b"3"], &[b"70000", b"-2"], &[b"5", b"6", b"7"], &[b"x", b"9"]];
+        for max in [0, 2, 5, 6, 512] {
+            let (mut a, mut b) = (Set::for_member(b"1"), Set::for_member(b"1"));
+            for batch in batches {
+                let n = a.insert_many(batch, max);
+                assert_eq!(n, batch.iter().filter(|m| b.insert(m, max)).count());
+                assert_eq!((a.encoding(), a.members().len()), (b.encoding(), b.members().len()), "max {max}");
+                assert!(b.members().iter().all(|m| a.contains(m)));
+            }
+        }
     }
 
     #[test]
