@@ -3,7 +3,9 @@
 
 Loads N hashes of 10 small fields (listpack) and N sets of 10 integers
 (intset) into a fresh server of each kind with `redis-cli --pipe`, and
-prints the growth of VmRSS and volley/redis ratios.
+prints the growth of VmRSS and volley/redis ratios. A third line loads N
+plain strings (`SET key 1`, same key lengths): the per-key cost of the
+keyspace itself, so value cost = type line - string line.
 
     python3 bench/types_memory.py [--keys 100000]
 
@@ -33,7 +35,9 @@ def payload(kind, n, seed=1):
     rng = random.Random(seed)
     cmds = []
     for i in range(n):
-        if kind == "hash":
+        if kind == "str":
+            cmds.append(resp("SET", f"str:{i}", "1"))
+        elif kind == "hash":
             args = [a for j in range(10) for a in (f"field{j}", f"val{rng.randrange(100000)}")]
             cmds.append(resp("HSET", f"hash:{i}", *args))
         else:
@@ -65,7 +69,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--keys", type=int, default=100_000)
     args = p.parse_args()
-    for kind in ("hash", "set"):
+    for kind in ("hash", "set", "str"):
         v, venc = measure(start_volley, kind, args.keys)
         r, renc = measure(start_redis, kind, args.keys)
         print(f"{kind:4}: volley {v / 1024:7.1f} MiB ({venc}), redis {r / 1024:7.1f} MiB ({renc}), "

@@ -353,6 +353,14 @@ mod tests {
     }
 
     #[test]
+    fn values_stay_small() {
+        // Adding hashes and sets must not grow every keyspace entry.
+        assert_eq!(std::mem::size_of::<Set>(), 16);
+        assert_eq!(std::mem::size_of::<crate::engine::Hash>(), 16);
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+    }
+
+    #[test]
     fn pop_drains_set() {
         let mut s = Set::for_member(b"a");
         for m in [&b"a"[..], b"b", b"c"] {
