@@ -206,6 +206,13 @@ fn randfield_and_scan() {
     seen.sort_by_key(|x| format!("{x:?}"));
     seen.dedup();
     assert_eq!(seen.len(), 1000);
+    for count in ["5", "400"] {
+        let Frame::Array(v) = c.cmd(&["HRANDFIELD", "big", count, "WITHVALUES"]) else { panic!() };
+        let mut fields: Vec<_> = v.chunks(2).map(|p| format!("{:?}", p[0])).collect();
+        fields.sort();
+        fields.dedup();
+        assert_eq!(fields.len().to_string(), count);
+    }
 }
 
 #[test]

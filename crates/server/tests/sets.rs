@@ -246,4 +246,12 @@ fn encoding_conversions() {
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 513);
+    // Small samples of a big set are distinct members.
+    for count in ["5", "200"] {
+        let mut got = sorted(c.cmd(&["SRANDMEMBER", "big", count]));
+        got.dedup();
+        assert_eq!(got.len().to_string(), count);
+        assert!(got.iter().all(|m| m.parse::<u32>().is_ok_and(|v| v <= 512)));
+    }
+    assert_eq!(sorted(c.cmd(&["SMEMBERS", "big"])), sorted(c.cmd(&["SUNION", "big"])));
 }

@@ -295,7 +295,7 @@ pub(crate) fn parse_rand_count(ctx: &mut Ctx, arg: &[u8]) -> Option<i64> {
 }
 
 /// `k` distinct positions out of `0..n` (partial Fisher-Yates), in order.
-pub(crate) fn distinct_picks(n: usize, k: usize, rng: &mut u64) -> Vec<usize> {
+fn distinct_picks(n: usize, k: usize, rng: &mut u64) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..n).collect();
     for i in 0..k.min(n) {
         let j = i + (crate::engine::dict::next_random(rng) % (n - i) as u64) as usize;
@@ -345,6 +345,19 @@ fn hrandfield(ctx: &mut Ctx, argv: &Argv) {
         for _ in 0..k {
             let pair = h.random_pair(&mut rng).expect("non-empty hash");
             reply_pair(r, pair, withvalues);
+        }
+        return;
+    }
+    if (count as u64).saturating_mul(3) < n as u64 {
+        // A small sample of a big hash: draw and reject duplicates.
+        let count = count as usize;
+        let mut seen = std::collections::HashSet::with_capacity(count);
+        r.array(count * width);
+        while seen.len() < count {
+            let pair = h.random_pair(&mut rng).expect("non-empty hash");
+            if seen.insert(pair.0.to_vec()) {
+                reply_pair(r, pair, withvalues);
+            }
         }
         return;
     }

@@ -3,7 +3,7 @@
 //! SDIFFSTORE SSCAN, with Redis 7.0's replies, error texts and intset →
 //! hashtable conversions (results of the algebra commands start as intsets
 //! and convert as members are added, as in Redis).
-use crate::commands::hash::{distinct_picks, parse_rand_count, EMPTY_SCAN};
+use crate::commands::hash::{parse_rand_count, EMPTY_SCAN};
 use crate::commands::keys::{parse_scan_cursor, parse_scan_opts};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
@@ -187,10 +187,10 @@ fn srandmember(ctx: &mut Ctx, argv: &Argv) {
     let Some(s) = found.filter(|_| count != 0) else { return ctx.r.array(0) };
     let picked: Vec<Vec<u8>> = if count < 0 {
         (0..count.unsigned_abs()).filter_map(|_| s.random(&mut rng)).collect()
+    } else if count as u64 >= s.len() as u64 {
+        s.members()
     } else {
-        let all = s.members();
-        let picks = distinct_picks(all.len(), count.min(all.len() as i64) as usize, &mut rng);
-        picks.into_iter().map(|i| all[i].clone()).collect()
+        s.random_distinct(count as usize, &mut rng)
     };
     reply_members(ctx, &picked, false);
 }
@@ -362,6 +362,23 @@ fn keys_from<'a>(argv: &Argv<'a>, from: usize) -> Vec<&'a [u8]> {
 }
 
 fn sinter(ctx: &mut Ctx, argv: &Argv) {
+    if argv.len() == 2 {
+        // SMEMBERS, or SINTER of one key: stream the set without copying it.
+        let srv = &mut *ctx.srv;
+        let found = srv.keyspace.dbs[ctx.db].get_set(argv.get(1), ctx.now);
+        match found {
+            Ok(None) => srv.stats.keyspace_misses += 1,
+            _ => srv.stats.keyspace_hits += 1,
+        }
+        let s = match found {
+            Ok(Some(s)) => s,
+            Ok(None) => return ctx.r.set(0),
+            Err(e) => return ctx.r.error(e.message()),
+        };
+        ctx.r.set(s.len());
+        s.for_each(|m| ctx.r.bulk(m));
+        return;
+    }
     if let Ok(res) = intersect(ctx, &keys_from(argv, 1), true, 0) {
         reply_members(ctx, &res.unwrap_or_default(), true);
     }

@@ -267,6 +267,39 @@ impl Set {
         }
     }
 
+    /// `count` distinct random members (all of them if `count >= len`).
+    /// Small samples of big sets draw and reject duplicates instead of
+    /// copying the whole set, like Redis's SRANDMEMBER case 4.
+    pub fn random_distinct(&self, count: usize, rng: &mut u64) -> Vec<Vec<u8>> {
+        let n = self.len();
+        if count.saturating_mul(3) >= n {
+            let mut all = self.members();
+            for i in 0..count.min(n) {
+                let j = i + (next_random(rng) % (n - i) as u64) as usize;
+                all.swap(i, j);
+            }
+            all.truncate(count);
+            return all;
+        }
+        let mut seen = std::collections::HashSet::with_capacity(count);
+        let mut out = Vec::with_capacity(count);
+        while out.len() < count {
+            let m = self.random(rng).expect("count < len, so the set is not empty");
+            if seen.insert(m.clone()) {
+                out.push(m);
+            }
+        }
+        out
+    }
+
+    /// Call `f` on every member in iteration order, without copying the set.
+    pub fn for_each(&self, mut f: impl FnMut(&[u8])) {
+        match self {
+            Set::Ints(i) => i.iter().for_each(|v| f(&int_bytes(v))),
+            Set::Table(d) => d.iter().for_each(|(k, _)| f(k)),
+        }
+    }
+
     /// Remove and return a random member.
     pub fn pop(&mut self, rng: &mut u64) -> Option<Vec<u8>> {
         let m = self.random(rng)?;
