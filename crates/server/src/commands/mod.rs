@@ -4,9 +4,11 @@ pub mod bitmap;
 pub mod client;
 pub mod command_cmd;
 pub mod conn;
+pub mod hash;
 pub mod info;
 pub mod keys;
 pub mod server;
+pub mod set;
 pub mod string;
 
 use crate::dispatch::Registry;
@@ -19,6 +21,8 @@ pub fn register_all(r: &mut Registry) {
     keys::register(r);
     string::register(r);
     bitmap::register(r);
+    hash::register(r);
+    set::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

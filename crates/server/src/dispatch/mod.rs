@@ -31,6 +31,8 @@ pub mod flags {
     pub const SENTINEL: u32 = 1 << 14;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 15;
     pub const ALLOW_BUSY: u32 = 1 << 16;
+    /// Key positions depend on the arguments (COMMAND INFO lists it last).
+    pub const MOVABLEKEYS: u32 = 1 << 17;
 
     /// Redis's names, in the order COMMAND INFO lists them.
     pub const NAMES: &[(u32, &str)] = &[
@@ -50,6 +52,7 @@ pub mod flags {
         (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (ALLOW_BUSY, "allow_busy"),
+        (MOVABLEKEYS, "movablekeys"),
     ];
 }
 

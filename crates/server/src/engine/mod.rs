@@ -5,12 +5,16 @@ pub mod bitmap;
 pub mod db;
 pub mod dict;
 pub mod glob;
+pub mod hash;
 pub mod keybuf;
 pub mod numeric;
+pub mod set;
 pub mod siphash;
 pub mod value;
 
 pub use db::{Db, Entry, Keyspace};
+pub use hash::{Hash, HashLimits};
+pub use set::Set;
 pub use value::{Str, Value};
 
 /// Errors a data operation can report; commands turn them into reply lines.

@@ -144,6 +144,8 @@ const _: () = assert!(std::mem::size_of::<Value>() == 24);
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(Str),
+    Hash(super::hash::Hash),
+    Set(super::set::Set),
 }
 
 impl Value {
@@ -151,6 +153,8 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
         }
     }
 
@@ -158,6 +162,8 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding(),
+            Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 }
