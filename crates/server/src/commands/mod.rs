@@ -8,6 +8,10 @@ pub mod info;
 pub mod keys;
 pub mod server;
 pub mod string;
+pub mod hll;
+pub mod zrange;
+pub mod zset;
+pub mod zsetops;
 
 use crate::dispatch::Registry;
 
@@ -19,6 +23,10 @@ pub fn register_all(r: &mut Registry) {
     keys::register(r);
     string::register(r);
     bitmap::register(r);
+    zset::register(r);
+    zrange::register(r);
+    zsetops::register(r);
+    hll::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

@@ -7,6 +7,9 @@ pub mod dict;
 pub mod glob;
 pub mod numeric;
 pub mod value;
+pub mod zset;
+pub mod ztree;
+pub mod hll;
 
 pub use db::{Db, Entry, Keyspace};
 pub use value::{Str, Value};

@@ -103,6 +103,7 @@ impl Str {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(Str),
+    ZSet(super::zset::ZSet),
 }
 
 impl Value {
@@ -110,6 +111,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -117,6 +119,7 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding(),
+            Value::ZSet(z) => z.encoding(),
         }
     }
 }

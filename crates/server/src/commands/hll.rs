@@ -1,0 +1,120 @@
+//! HyperLogLog commands: PFADD PFCOUNT PFMERGE over string values in
+//! Redis's HLL layout (see `engine/hll.rs`). PFCOUNT of one key caches the
+//! estimate in the header, which counts as a write, as in Redis.
+use crate::dispatch::flags::*;
+use crate::dispatch::{Argv, CommandSpec, Ctx};
+use crate::engine::hll::{self, HllError};
+use crate::engine::{EngineError, Str, Value};
+use crate::spec;
+
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 3] = [
+    spec!("pfadd", -2, WRITE | DENYOOM | FAST, (1, 1, 1), pfadd, "hyperloglog", "2.8.9", "Adds the specified elements to the specified HyperLogLog.", ["write", "hyperloglog", "fast"]),
+    spec!("pfcount", -2, READONLY | MAY_REPLICATE, (1, -1, 1), pfcount, "hyperloglog", "2.8.9", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", ["read", "hyperloglog", "slow"]),
+    spec!("pfmerge", -2, WRITE | DENYOOM, (1, -1, 1), pfmerge, "hyperloglog", "2.8.9", "Merge N different HyperLogLogs into a single one.", ["write", "hyperloglog", "slow"]),
+];
+
+pub fn register(r: &mut crate::dispatch::Registry) {
+    r.add(&SPECS);
+}
+
+const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+const CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
+
+fn hll_error(e: HllError) -> &'static str {
+    match e {
+        HllError::NotHll => NOT_HLL,
+        HllError::Corrupt => CORRUPT,
+    }
+}
+
+/// The registers of `key`: Ok(None) if missing.
+fn load(ctx: &mut Ctx, key: &[u8]) -> Result<Option<hll::Regs>, &'static str> {
+    let now = ctx.now;
+    match ctx.dbm().get_str(key, now) {
+        Err(e) => Err(e.message()),
+        Ok(None) => Ok(None),
+        Ok(Some(s)) => {
+            let mut scratch = Vec::new();
+            hll::registers(s.bytes(&mut scratch)).map(Some).map_err(hll_error)
+        }
+    }
+}
+
+fn pfadd(ctx: &mut Ctx, argv: &Argv) {
+    let key = argv.get(1);
+    let now = ctx.now;
+    let created = match ctx.dbm().get_str(key, now) {
+        Err(e) => return ctx.r.error(e.message()),
+        Ok(None) => {
+            ctx.dbm().set(key, Value::Str(Str::Raw(hll::new_dense())), None, false, now);
+            true
+        }
+        Ok(Some(_)) => false,
+    };
+    let Ok(Some(s)) = ctx.dbm().get_str(key, now) else { unreachable!("present") };
+    let buf = s.make_raw();
+    let changed = match hll::add(buf, &mut argv.iter_from(2)) {
+        Ok(c) => c,
+        Err(e) => return ctx.r.error(hll_error(e)),
+    };
+    if changed || created {
+        ctx.dirty(1);
+    }
+    ctx.r.int((changed || created) as i64);
+}
+
+fn pfcount(ctx: &mut Ctx, argv: &Argv) {
+    if argv.len() > 2 {
+        let mut acc = vec![0u8; hll::REGISTERS];
+        for k in argv.iter_from(1) {
+            match load(ctx, k) {
+                Err(e) => return ctx.r.error(e),
+                Ok(None) => {}
+                Ok(Some(regs)) => acc.iter_mut().zip(regs).for_each(|(a, r)| *a = (*a).max(r)),
+            }
+        }
+        return ctx.r.int(hll::count(&acc) as i64);
+    }
+    let key = argv.get(1);
+    let now = ctx.now;
+    let s = match ctx.dbm().get_str(key, now) {
+        Err(e) => return ctx.r.error(e.message()),
+        Ok(None) => return ctx.r.int(0),
+        Ok(Some(s)) => s,
+    };
+    let mut scratch = Vec::new();
+    let bytes = s.bytes(&mut scratch);
+    let regs = match hll::registers(bytes) {
+        Ok(r) => r,
+        Err(e) => return ctx.r.error(hll_error(e)),
+    };
+    if let Some(n) = hll::cached(bytes) {
+        return ctx.r.int(n as i64);
+    }
+    let n = hll::count(&regs);
+    hll::set_cache(s.make_raw(), n);
+    ctx.dirty(1);
+    ctx.r.int(n as i64);
+}
+
+fn pfmerge(ctx: &mut Ctx, argv: &Argv) {
+    let mut acc = vec![0u8; hll::REGISTERS];
+    for k in argv.iter_from(1) {
+        match load(ctx, k) {
+            Err(e) => return ctx.r.error(e),
+            Ok(None) => {}
+            Ok(Some(regs)) => acc.iter_mut().zip(regs).for_each(|(a, r)| *a = (*a).max(r)),
+        }
+    }
+    let dst = argv.get(1);
+    let now = ctx.now;
+    let fresh = hll::from_registers(&acc);
+    match ctx.dbm().get_str(dst, now) {
+        Ok(Some(s)) => *s.make_raw() = fresh,
+        Ok(None) => ctx.dbm().set(dst, Value::Str(Str::Raw(fresh)), None, false, now),
+        Err(e) => return ctx.r.error(EngineError::message(e)),
+    }
+    ctx.dirty(1);
+    ctx.r.ok();
+}
