@@ -241,22 +241,17 @@ fn zdiffstore(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn zintercard(ctx: &mut Ctx, argv: &Argv) {
-    let n = match parse_i64(argv.get(1)) {
-        None => return ctx.not_integer(),
-        Some(n) if n < 1 => return ctx.r.error("ERR numkeys should be greater than 0"),
-        Some(n) if n as u64 > (argv.len() - 2) as u64 => {
-            return ctx.r.error("ERR Number of keys can't be greater than number of args")
-        }
-        Some(n) => n as usize,
+    let n = match parse_numkeys(argv, 1) {
+        Ok(n) => n,
+        Err(e) => return ctx.r.error(&e),
     };
-    let mut dummy: Vec<Src> = (0..n).map(|_| Src { items: Vec::new(), weight: 1.0 }).collect();
-    let o = match parse_set_opts(argv, 2 + n, &mut dummy, Op::Inter, false, true) {
-        Ok(o) => o,
-        Err(e) => return ctx.r.error(e),
-    };
-    let srcs = match load_sources(ctx, argv, 2, n) {
+    let mut srcs = match load_sources(ctx, argv, 2, n) {
         Ok(s) => s,
         Err(e) => return ctx.r.error(e.message()),
+    };
+    let o = match parse_set_opts(argv, 2 + n, &mut srcs, Op::Inter, false, true) {
+        Ok(o) => o,
+        Err(e) => return ctx.r.error(e),
     };
     let card = compute(srcs, Op::Inter, Agg::Sum).len();
     let card = if o.limit > 0 { card.min(o.limit) } else { card };
@@ -342,9 +337,8 @@ struct MPop<'a> {
 
 fn parse_mpop<'a>(argv: &Argv<'a>, nk: usize) -> Result<MPop<'a>, &'static str> {
     let n = match parse_i64(argv.get(nk)) {
-        None => return Err("ERR value is not an integer or out of range"),
-        Some(n) if n < 1 => return Err("ERR numkeys should be greater than 0"),
-        Some(n) => n as u64,
+        Some(n) if n >= 1 => n as u64,
+        _ => return Err("ERR numkeys should be greater than 0"),
     };
     let where_idx = (nk as u64).saturating_add(n).saturating_add(1);
     if where_idx >= argv.len() as u64 {
@@ -363,9 +357,8 @@ fn parse_mpop<'a>(argv: &Argv<'a>, nk: usize) -> Result<MPop<'a>, &'static str> 
     while j < argv.len() {
         if count.is_none() && argv.is(j, "count") && j + 1 < argv.len() {
             match parse_i64(argv.get(j + 1)) {
-                None => return Err("ERR value is not an integer or out of range"),
-                Some(c) if c < 1 => return Err("ERR count should be greater than 0"),
-                Some(c) => count = Some(c as usize),
+                Some(c) if c >= 1 => count = Some(c as usize),
+                _ => return Err("ERR count should be greater than 0"),
             }
             j += 2;
         } else {

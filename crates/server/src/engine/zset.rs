@@ -155,6 +155,7 @@ impl ZSet {
     /// Append a member known to sort after every present one and be new
     /// (building results in order).
     pub fn push_sorted(&mut self, score: f64, member: &[u8]) {
+        let score = self.stored(score);
         let it = Item { score, elem: Elem::new(score, member) };
         match self {
             ZSet::Small(v) => v.push(it),
@@ -186,7 +187,18 @@ impl ZSet {
         Change::Added
     }
 
-    fn put(&mut self, it: Item) {
+    /// Listpacks keep integral scores as integers, so -0 comes back as 0.
+    fn stored(&self, score: f64) -> f64 {
+        if matches!(self, ZSet::Small(_)) && score == 0.0 {
+            0.0
+        } else {
+            score
+        }
+    }
+
+    fn put(&mut self, mut it: Item) {
+        it.score = self.stored(it.score);
+        it.elem.set_score(it.score);
         match self {
             ZSet::Small(v) => {
                 let pos = v.partition_point(|x| key_cmp(it.score, it.member(), x).is_gt());
