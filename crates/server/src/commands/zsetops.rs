@@ -286,7 +286,6 @@ fn zpop_generic(ctx: &mut Ctx, argv: &Argv, max: bool) {
         match parse_i64(argv.get(2)) {
             None => return ctx.not_integer(),
             Some(c) if c < 0 => return ctx.r.error("ERR value is out of range, must be positive"),
-            Some(0) => return ctx.r.array(0),
             Some(c) => Some(c as usize),
         }
     } else {
@@ -296,6 +295,7 @@ fn zpop_generic(ctx: &mut Ctx, argv: &Argv, max: bool) {
     match write_zset(ctx, key) {
         Err(e) => return ctx.r.error(e.message()),
         Ok(None) => return ctx.r.array(0),
+        Ok(Some(_)) if count == Some(0) => return ctx.r.array(0),
         Ok(Some(_)) => {}
     }
     let items = pop_items(ctx, key, count.unwrap_or(1), max);
