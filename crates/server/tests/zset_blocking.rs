@@ -31,7 +31,10 @@ fn immediate_reply_and_errors() {
     assert_eq!(c.cmd(&["BZPOPMIN", "z", "-1"]), err("ERR timeout is negative"));
     assert_eq!(c.cmd(&["BZMPOP", "0", "0", "z", "MIN"]), err("ERR numkeys should be greater than 0"));
     c.cmd(&["SET", "s", "v"]);
-    assert_eq!(c.cmd(&["BZPOPMIN", "s", "0"]), err("WRONGTYPE Operation against a key holding the wrong kind of value"));
+    assert_eq!(
+        c.cmd(&["BZPOPMIN", "s", "0"]),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
     c.cmd(&["ZADD", "z", "5", "e", "6", "f"]);
     let pair = |m: &str, s: &str| arr(vec![bulk(m), bulk(s)]);
     assert_eq!(

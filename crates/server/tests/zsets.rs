@@ -95,8 +95,14 @@ fn zrange_forms_and_errors() {
     assert_eq!(c.cmd(&["ZRANGEBYSCORE", "z", "2", "3", "LIMIT", "-1", "1"]), strs(&[]));
     assert_eq!(c.cmd(&["ZRANGE", "none", "0", "-1"]), strs(&[]));
     let cases: &[(&[&str], &str)] = &[
-        (&["ZRANGE", "z", "0", "1", "LIMIT", "0", "1"], "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"),
-        (&["ZRANGEBYLEX", "z", "-", "+", "WITHSCORES"], "ERR syntax error, WITHSCORES not supported in combination with BYLEX"),
+        (
+            &["ZRANGE", "z", "0", "1", "LIMIT", "0", "1"],
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+        ),
+        (
+            &["ZRANGEBYLEX", "z", "-", "+", "WITHSCORES"],
+            "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
+        ),
         (&["ZRANGESTORE", "d", "z", "0", "-1", "WITHSCORES"], SYNTAX),
         (&["ZREVRANGE", "z", "0", "-1", "REV"], SYNTAX),
         (&["ZRANGE", "z", "x", "1"], "ERR value is not an integer or out of range"),
@@ -110,10 +116,7 @@ fn zrange_forms_and_errors() {
     assert_eq!(c.cmd(&["ZRANGESTORE", "d", "z", "5", "9"]), int(0));
     assert_eq!(c.cmd(&["EXISTS", "d"]), int(0));
     c.cmd(&["HELLO", "3"]);
-    assert_eq!(
-        c.raw_cmd(&["ZRANGE", "z", "0", "0", "WITHSCORES"]),
-        b"*1\r\n*2\r\n$1\r\na\r\n,1\r\n".to_vec()
-    );
+    assert_eq!(c.raw_cmd(&["ZRANGE", "z", "0", "0", "WITHSCORES"]), b"*1\r\n*2\r\n$1\r\na\r\n,1\r\n".to_vec());
     assert_eq!(c.raw_cmd(&["ZSCORE", "z", "b"]), b",2\r\n".to_vec());
 }
 
@@ -166,7 +169,10 @@ fn pops_and_mpop() {
     assert_eq!(c.cmd(&["ZPOPMIN", "z", "-1"]), err("ERR value is out of range, must be positive"));
     assert_eq!(c.cmd(&["ZPOPMIN", "none"]), strs(&[]));
     let pair = |m: &str, s: &str| arr(vec![bulk(m), bulk(s)]);
-    assert_eq!(c.cmd(&["ZMPOP", "2", "none", "z", "MIN", "COUNT", "5"]), arr(vec![bulk("z"), arr(vec![pair("b", "2")])]));
+    assert_eq!(
+        c.cmd(&["ZMPOP", "2", "none", "z", "MIN", "COUNT", "5"]),
+        arr(vec![bulk("z"), arr(vec![pair("b", "2")])])
+    );
     assert_eq!(c.cmd(&["EXISTS", "z"]), int(0));
     assert_eq!(c.cmd(&["ZMPOP", "1", "z", "MAX"]), Frame::Null);
     assert_eq!(c.cmd(&["ZMPOP", "0", "z", "MAX"]), err("ERR numkeys should be greater than 0"));

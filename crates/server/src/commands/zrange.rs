@@ -6,12 +6,14 @@
 //!
 //! Lex ranges assume all members share one score (as Redis documents); with
 //! mixed scores the answer is defined by our search, not Redis's scan.
-use crate::commands::zset::{drop_if_empty, limits, read_zset, reply_items, store_result, write_zset, zset_from_sorted};
+use crate::commands::zset::{
+    drop_if_empty, limits, read_zset, reply_items, store_result, write_zset, zset_from_sorted,
+};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::numeric::parse_i64;
-use crate::engine::ztree::Item;
 use crate::engine::zset::ZSet;
+use crate::engine::ztree::Item;
 use crate::spec;
 
 const K1: (i32, i32, i32) = (1, 1, 1);

@@ -143,22 +143,19 @@ fn parse_add_flags(argv: &Argv) -> (AddFlags, usize) {
 /// Validate flags and parse the scores; Err is the reply line.
 fn check_add<'a>(argv: &Argv<'a>, f: AddFlags, at: usize) -> Result<Vec<(f64, &'a [u8])>, &'static str> {
     let n = argv.len() - at;
-    if n == 0 || n % 2 != 0 {
+    if n == 0 || !n.is_multiple_of(2) {
         return Err("ERR syntax error");
     }
     if f.nx && f.xx {
         return Err("ERR XX and NX options at the same time are not compatible");
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if [f.gt, f.lt, f.nx].iter().filter(|&&x| x).count() > 1 {
         return Err("ERR GT, LT, and/or NX options at the same time are not compatible");
     }
     if f.incr && n > 2 {
         return Err("ERR INCR option supports a single increment-element pair");
     }
-    (at..argv.len())
-        .step_by(2)
-        .map(|i| parse_f64(argv.get(i)).map(|s| (s, argv.get(i + 1))).ok_or(NOT_FLOAT))
-        .collect()
+    (at..argv.len()).step_by(2).map(|i| parse_f64(argv.get(i)).map(|s| (s, argv.get(i + 1))).ok_or(NOT_FLOAT)).collect()
 }
 
 /// What one ZADD element did: (added, updated, new score if processed).

@@ -104,7 +104,14 @@ fn load_sources(ctx: &mut Ctx, argv: &Argv, first: usize, n: usize) -> Result<Ve
         .collect()
 }
 
-fn parse_set_opts(argv: &Argv, mut j: usize, srcs: &mut [Src], op: Op, store: bool, card: bool) -> Result<SetOpts, &'static str> {
+fn parse_set_opts(
+    argv: &Argv,
+    mut j: usize,
+    srcs: &mut [Src],
+    op: Op,
+    store: bool,
+    card: bool,
+) -> Result<SetOpts, &'static str> {
     let mut o = SetOpts { agg: Agg::Sum, withscores: false, limit: 0 };
     while j < argv.len() {
         let left = argv.len() - j;

@@ -5,11 +5,11 @@ pub mod bitmap;
 pub mod db;
 pub mod dict;
 pub mod glob;
+pub mod hll;
 pub mod numeric;
 pub mod value;
 pub mod zset;
 pub mod ztree;
-pub mod hll;
 
 pub use db::{Db, Entry, Keyspace};
 pub use value::{Str, Value};
