@@ -173,7 +173,8 @@ fn compute(mut srcs: Vec<Src>, op: Op, agg: Agg) -> HashMap<Vec<u8>, f64> {
                 let mut acc = weighted(*sc, srcs[0].weight);
                 for (k, map) in maps.iter().enumerate() {
                     let Some(&o) = map.get(&m[..]) else { continue 'items };
-                    aggregate(&mut acc, weighted(o, srcs[k + 1].weight), agg);
+                    // Only the first input's product is NaN-checked, as in Redis.
+                    aggregate(&mut acc, o * srcs[k + 1].weight, agg);
                 }
                 out.insert(m.clone(), acc);
             }
