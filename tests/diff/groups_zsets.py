@@ -212,9 +212,12 @@ def hll(g):
     c = g.rng.random()
     k = g.pick(HLL_KEYS)
     if c < 0.5:
-        return ["PFADD", k] + [b"e%d" % g.rng.randint(0, 300) for _ in range(g.rng.randint(0, 20))]
+        hi = g.pick([300, 300, 5000])
+        return ["PFADD", k] + [b"e%d" % g.rng.randint(0, hi) for _ in range(g.rng.randint(0, 40))]
     if c < 0.8:
         return ["PFCOUNT"] + [g.pick(HLL_KEYS) for _ in range(g.rng.randint(1, 2))]
-    if c < 0.9:
+    if c < 0.85:
         return ["PFCOUNT", zkey(g)]
+    if c < 0.9:      # sparse and dense bytes match Redis exactly
+        return [g.pick(["GET", "STRLEN"]), k]
     return ["PFMERGE", k] + [g.pick(HLL_KEYS) for _ in range(g.rng.randint(0, 2))]

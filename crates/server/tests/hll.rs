@@ -1,6 +1,6 @@
 //! HyperLogLog over real TCP: PFADD/PFCOUNT/PFMERGE replies, estimates within
-//! Redis's error bounds at 100k and 1M elements, overlapping merges, and
-//! rejection of strings that are not HLLs.
+//! Redis's error bounds at 100k and 1M elements, overlapping merges,
+//! byte-identical sparse values, and rejection of strings that are not HLLs.
 mod common;
 use common::*;
 
@@ -43,7 +43,16 @@ fn basic_replies_and_errors() {
     assert_eq!(c.cmd(&["PFCOUNT", "h"]), int(3));
     assert_eq!(c.cmd(&["PFCOUNT", "none"]), int(0));
     assert_eq!(c.cmd(&["TYPE", "h"]), simple("string"));
-    assert_eq!(c.cmd(&["STRLEN", "h"]), int(12304));
+    // Byte-identical with Redis 7.0.15: sparse encoding, stale then cached count.
+    c.cmd(&["PFADD", "hx", "a", "b", "c"]);
+    let body = b"`\xf3\x80P\xb1\x84K\xfb\x80BZ";
+    let mut want = b"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80".to_vec();
+    want.extend_from_slice(body);
+    assert_eq!(c.cmd(&["GET", "hx"]), Frame::Bulk(want.clone()));
+    assert_eq!(c.cmd(&["PFCOUNT", "hx"]), int(3));
+    want[8] = 3;
+    want[15] = 0;
+    assert_eq!(c.cmd(&["GET", "hx"]), Frame::Bulk(want));
     c.cmd(&["SET", "s", "not an hll"]);
     let not_hll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
     assert_eq!(c.cmd(&["PFADD", "s", "a"]), err(not_hll));
@@ -66,6 +75,7 @@ fn estimates_within_error_bounds() {
     assert_close(count(&mut c, &["a"]), 100_000);
     pfadd_range(&mut c, "big", 0, 1_000_000);
     assert_close(count(&mut c, &["big"]), 1_000_000);
+    assert_eq!(c.cmd(&["STRLEN", "big"]), int(12304), "promoted to dense");
     // Overlapping sets: a = [0, 100k), b = [50k, 150k) -> union 150k.
     pfadd_range(&mut c, "b", 50_000, 150_000);
     assert_close(count(&mut c, &["a", "b"]), 150_000);

@@ -4,7 +4,8 @@
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::hll::{self, HllError};
-use crate::engine::{EngineError, Str, Value};
+use crate::engine::hll_sparse;
+use crate::engine::{Str, Value};
 use crate::spec;
 
 #[rustfmt::skip]
@@ -18,6 +19,11 @@ pub fn register(r: &mut crate::dispatch::Registry) {
     r.add(&SPECS);
 }
 
+/// `hll-sparse-max-bytes`.
+fn sparse_max(ctx: &Ctx) -> usize {
+    ctx.srv.config.other.get("hll-sparse-max-bytes").and_then(|v| v.parse().ok()).unwrap_or(3000)
+}
+
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
 
@@ -28,15 +34,16 @@ fn hll_error(e: HllError) -> &'static str {
     }
 }
 
-/// The registers of `key`: Ok(None) if missing.
-fn load(ctx: &mut Ctx, key: &[u8]) -> Result<Option<hll::Regs>, &'static str> {
+/// The registers of `key` and whether it is dense: Ok(None) if missing.
+fn load(ctx: &mut Ctx, key: &[u8]) -> Result<Option<(hll::Regs, bool)>, &'static str> {
     let now = ctx.now;
     match ctx.dbm().get_str(key, now) {
         Err(e) => Err(e.message()),
         Ok(None) => Ok(None),
         Ok(Some(s)) => {
             let mut scratch = Vec::new();
-            hll::registers(s.bytes(&mut scratch)).map(Some).map_err(hll_error)
+            let b = s.bytes(&mut scratch);
+            hll::registers(b).map(|r| Some((r, hll::is_dense(b)))).map_err(hll_error)
         }
     }
 }
@@ -47,14 +54,15 @@ fn pfadd(ctx: &mut Ctx, argv: &Argv) {
     let created = match ctx.dbm().get_str(key, now) {
         Err(e) => return ctx.r.error(e.message()),
         Ok(None) => {
-            ctx.dbm().set(key, Value::Str(Str::Raw(hll::new_dense())), None, false, now);
+            ctx.dbm().set(key, Value::Str(Str::Raw(hll_sparse::new_sparse())), None, false, now);
             true
         }
         Ok(Some(_)) => false,
     };
+    let max = sparse_max(ctx);
     let Ok(Some(s)) = ctx.dbm().get_str(key, now) else { unreachable!("present") };
     let buf = s.make_raw();
-    let changed = match hll::add(buf, &mut argv.iter_from(2)) {
+    let changed = match hll::add(buf, &mut argv.iter_from(2), max) {
         Ok(c) => c,
         Err(e) => return ctx.r.error(hll_error(e)),
     };
@@ -71,7 +79,7 @@ fn pfcount(ctx: &mut Ctx, argv: &Argv) {
             match load(ctx, k) {
                 Err(e) => return ctx.r.error(e),
                 Ok(None) => {}
-                Ok(Some(regs)) => acc.iter_mut().zip(regs).for_each(|(a, r)| *a = (*a).max(r)),
+                Ok(Some((regs, _))) => acc.iter_mut().zip(regs).for_each(|(a, r)| *a = (*a).max(r)),
             }
         }
         return ctx.r.int(hll::count(&acc) as i64);
@@ -100,20 +108,26 @@ fn pfcount(ctx: &mut Ctx, argv: &Argv) {
 
 fn pfmerge(ctx: &mut Ctx, argv: &Argv) {
     let mut acc = vec![0u8; hll::REGISTERS];
+    let mut dense = false;
     for k in argv.iter_from(1) {
         match load(ctx, k) {
             Err(e) => return ctx.r.error(e),
             Ok(None) => {}
-            Ok(Some(regs)) => acc.iter_mut().zip(regs).for_each(|(a, r)| *a = (*a).max(r)),
+            Ok(Some((regs, d))) => {
+                dense |= d;
+                acc.iter_mut().zip(regs).for_each(|(a, r)| *a = (*a).max(r));
+            }
         }
     }
     let dst = argv.get(1);
     let now = ctx.now;
-    let fresh = hll::from_registers(&acc);
-    match ctx.dbm().get_str(dst, now) {
-        Ok(Some(s)) => *s.make_raw() = fresh,
-        Ok(None) => ctx.dbm().set(dst, Value::Str(Str::Raw(fresh)), None, false, now),
-        Err(e) => return ctx.r.error(EngineError::message(e)),
+    let max = sparse_max(ctx);
+    if !matches!(ctx.dbm().get_str(dst, now), Ok(Some(_))) {
+        ctx.dbm().set(dst, Value::Str(Str::Raw(hll_sparse::new_sparse())), None, false, now);
+    }
+    let Ok(Some(s)) = ctx.dbm().get_str(dst, now) else { unreachable!("present") };
+    if let Err(e) = hll::merge_into(s.make_raw(), &acc, dense, max) {
+        return ctx.r.error(hll_error(e));
     }
     ctx.dirty(1);
     ctx.r.ok();

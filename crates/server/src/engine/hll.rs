@@ -1,7 +1,7 @@
 //! HyperLogLog in Redis's string format: a 16-byte header (`HYLL`, encoding
 //! byte, 3 unused, 8-byte little-endian cached cardinality whose top bit
-//! marks it stale) and 16384 six-bit registers. Volley always writes the
-//! dense encoding (12304 bytes); it reads Redis's sparse encoding too.
+//! marks it stale) and 16384 six-bit registers, dense (12304 bytes) or in
+//! the sparse run-length encoding of `hll_sparse.rs`, byte for byte as Redis.
 //! Elements are hashed with MurmurHash64A (seed 0xadc83b19): the low 14 bits
 //! pick the register, the run of zero bits above them (+1) is the value.
 //! Counting uses Ertl's improved raw estimator, as Redis 7 does.
@@ -68,7 +68,7 @@ fn dense_get(d: &[u8], i: usize) -> u8 {
     ((lo | hi) & 63) as u8
 }
 
-fn dense_set(d: &mut [u8], i: usize, v: u8) {
+pub(crate) fn dense_set(d: &mut [u8], i: usize, v: u8) {
     let pos = i * 6;
     let (b, fb) = (pos / 8, pos % 8);
     d[b] &= !(63u8 << fb);
@@ -92,6 +92,7 @@ fn check(s: &[u8]) -> Result<bool, HllError> {
 }
 
 /// A fresh dense HLL with a valid cached count of 0.
+#[cfg(test)]
 pub fn new_dense() -> Vec<u8> {
     let mut v = vec![0u8; DENSE_SIZE];
     v[..4].copy_from_slice(b"HYLL");
@@ -134,43 +135,56 @@ pub fn registers(s: &[u8]) -> Result<Regs, HllError> {
     Ok(regs)
 }
 
-/// Write registers as a dense HLL with a stale cache.
-pub fn from_registers(regs: &[u8]) -> Vec<u8> {
-    let mut v = new_dense();
-    for (i, &r) in regs.iter().enumerate() {
-        if r != 0 {
-            dense_set(&mut v[HDR..], i, r);
-        }
-    }
-    invalidate(&mut v);
-    v
-}
-
 fn invalidate(s: &mut [u8]) {
     s[15] |= 0x80;
 }
 
-/// Add elements to the HLL in `s` (converted to dense if sparse). Returns
-/// whether any register changed; the cache is marked stale if so.
-pub fn add(s: &mut Vec<u8>, elems: &mut dyn Iterator<Item = &[u8]>) -> Result<bool, HllError> {
-    if !check(s)? {
-        let regs = registers(s)?;
-        let mut d = from_registers(&regs);
-        d[8..16].copy_from_slice(&s[8..16]);
-        *s = d;
-    }
+/// Add elements to the HLL in `s` (sparse keys may be promoted to dense).
+/// Returns whether any register changed; the cache is marked stale if so.
+pub fn add(s: &mut Vec<u8>, elems: &mut dyn Iterator<Item = &[u8]>, max_bytes: usize) -> Result<bool, HllError> {
+    check(s)?;
     let mut changed = false;
     for e in elems {
         let (i, v) = pattern(e);
-        if dense_get(&s[HDR..], i) < v {
-            dense_set(&mut s[HDR..], i, v);
-            changed = true;
+        if s[4] == 0 {
+            if dense_get(&s[HDR..], i) < v {
+                dense_set(&mut s[HDR..], i, v);
+                changed = true;
+            }
+        } else {
+            changed |= super::hll_sparse::set(s, i, v, max_bytes)?;
         }
     }
     if changed {
         invalidate(s);
     }
     Ok(changed)
+}
+
+/// Whether `s` (a checked HLL) is dense.
+pub fn is_dense(s: &[u8]) -> bool {
+    s[4] == 0
+}
+
+/// PFMERGE's write: raise `dst`'s registers to `regs`, going dense first
+/// when any input was dense; the cache is marked stale.
+pub fn merge_into(dst: &mut Vec<u8>, regs: &[u8], dense: bool, max_bytes: usize) -> Result<(), HllError> {
+    check(dst)?;
+    if dense {
+        super::hll_sparse::to_dense(dst)?;
+    }
+    for (i, &r) in regs.iter().enumerate() {
+        if r == 0 {
+            continue;
+        }
+        if dst[4] == 0 {
+            dense_set(&mut dst[HDR..], i, r);
+        } else {
+            super::hll_sparse::set(dst, i, r, max_bytes)?;
+        }
+    }
+    invalidate(dst);
+    Ok(())
 }
 
 /// The cached count, if valid.
@@ -259,7 +273,7 @@ mod tests {
         let mut s = new_dense();
         let n = 100_000u64;
         let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("elem:{i}").into_bytes()).collect();
-        add(&mut s, &mut keys.iter().map(|k| &k[..])).unwrap();
+        add(&mut s, &mut keys.iter().map(|k| &k[..]), 3000).unwrap();
         let est = count(&registers(&s).unwrap()) as f64;
         assert!((est - n as f64).abs() / (n as f64) < 0.03, "estimate {est}");
         assert_eq!(count(&vec![0u8; REGISTERS]), 0);

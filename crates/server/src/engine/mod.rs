@@ -6,6 +6,7 @@ pub mod db;
 pub mod dict;
 pub mod glob;
 pub mod hll;
+pub mod hll_sparse;
 pub mod numeric;
 pub mod value;
 pub mod zset;
