@@ -96,3 +96,17 @@ fn disconnect_cleans_up_and_bzmpop_wakes() {
     assert_eq!(w.read_frame(), arr(vec![bulk("z"), arr(vec![pair("a", "1"), pair("b", "2")])]));
     assert_eq!(admin.cmd(&["ZCARD", "z"]), int(1));
 }
+
+#[test]
+fn wrong_type_write_leaves_the_client_blocked() {
+    let srv = TestServer::start(&[]);
+    let mut admin = srv.client();
+    let mut w = srv.client();
+    w.send(b"*4\r\n$8\r\nBZPOPMIN\r\n$1\r\ns\r\n$1\r\nz\r\n$1\r\n0\r\n");
+    wait_blocked(&mut admin, 1);
+    admin.cmd(&["SET", "s", "string now"]);
+    admin.cmd(&["PING"]);
+    assert_eq!(blocked_clients(&mut admin), 1);
+    admin.cmd(&["ZADD", "z", "3", "m"]);
+    assert_eq!(w.read_frame(), arr(vec![bulk("z"), bulk("m"), bulk("3")]));
+}

@@ -219,6 +219,23 @@ fn randmember_and_scan() {
         }
     }
     assert_eq!(seen, 500);
+    // Deleting what each call returned must not make the scan skip members.
+    let (mut cursor, mut seen) = ("0".to_string(), std::collections::HashSet::new());
+    loop {
+        let Frame::Array(v) = c.cmd(&["ZSCAN", "big", &cursor, "COUNT", "50"]) else { panic!() };
+        let (Frame::Bulk(cur), Frame::Array(items)) = (&v[0], &v[1]) else { panic!() };
+        for pair in items.chunks(2) {
+            let Frame::Bulk(m) = &pair[0] else { panic!() };
+            c.cmd(&["ZREM", "big", std::str::from_utf8(m).unwrap()]);
+            seen.insert(m.clone());
+        }
+        cursor = String::from_utf8(cur.clone()).unwrap();
+        if cursor == "0" {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 500);
+    assert_eq!(c.cmd(&["EXISTS", "big"]), int(0));
 }
 
 #[test]

@@ -375,8 +375,52 @@ fn random_picks(ctx: &mut Ctx, n: usize, count: Option<i64>) -> Vec<usize> {
 
 // ------------------------------------------------------------ ZSCAN
 
-/// ZSCAN. Listpack-encoded sets come back whole with cursor 0, as in Redis;
-/// large sets are walked in score order with the cursor as a rank offset.
+/// An order-preserving, never-zero cursor for a score (-0 counts as 0).
+fn score_cursor(s: f64) -> u64 {
+    let bits = if s == 0.0 { 0 } else { s.to_bits() };
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// The score a cursor stands for (may be NaN for foreign cursors).
+fn cursor_score(c: u64) -> f64 {
+    f64::from_bits(if c >> 63 == 1 { c & !(1 << 63) } else { !c })
+}
+
+/// Ranks to return for a large-set ZSCAN call: from the first member with
+/// the cursor's score on, `count` members extended to the end of a score.
+fn scan_window(z: &ZSet, cursor: u64, count: usize) -> (usize, usize) {
+    let n = z.len();
+    let start = match cursor {
+        0 => 0,
+        c if cursor_score(c).is_nan() => {
+            if c >> 63 == 1 {
+                n
+            } else {
+                0
+            }
+        }
+        c => {
+            let s = cursor_score(c);
+            z.count_before(|it| it.score < s)
+        }
+    };
+    let mut end = start.saturating_add(count).min(n);
+    if end > start && end < n {
+        let last = z.get(end - 1).score;
+        end = z.count_before(|it| it.score <= last);
+    }
+    (start, end)
+}
+
+/// ZSCAN. Listpack-encoded sets come back whole with cursor 0, as in Redis.
+/// Large sets are walked in score order; the cursor is the next score to
+/// visit (order-preserving bits), so removing or adding members between
+/// calls never makes the scan skip a member present throughout. All
+/// members sharing a score come back in one reply (COUNT is a hint).
 fn zscan(ctx: &mut Ctx, argv: &Argv) {
     let Some(cursor) = parse_scan_cursor(argv.get(2)) else { return ctx.r.error("ERR invalid cursor") };
     let opts = parse_scan_opts(argv, 3, false);
@@ -395,12 +439,9 @@ fn zscan(ctx: &mut Ctx, argv: &Argv) {
     };
     let (start, end) = match z {
         ZSet::Small(_) => (0, z.len()),
-        ZSet::Big(_) => {
-            let start = usize::try_from(cursor).unwrap_or(usize::MAX).min(z.len());
-            (start, start.saturating_add(opts.count).min(z.len()))
-        }
+        ZSet::Big(_) => scan_window(z, cursor, opts.count),
     };
-    let next = if end >= z.len() { 0 } else { end as u64 };
+    let next = if end >= z.len() { 0 } else { score_cursor(z.get(end).score) };
     let items = z.range(start, end, false);
     let pattern = opts.pattern;
     let kept: Vec<&(f64, Vec<u8>)> =

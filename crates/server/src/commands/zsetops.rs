@@ -327,10 +327,16 @@ fn zpopmax(ctx: &mut Ctx, argv: &Argv) {
 }
 
 /// The first of `keys` holding a sorted set; Err on WRONGTYPE before one.
+/// When a blocked client's command is re-run, keys of another type are
+/// skipped instead: Redis leaves such a client blocked.
 fn first_nonempty<'k>(ctx: &mut Ctx, keys: &[&'k [u8]]) -> Result<Option<&'k [u8]>, EngineError> {
+    let rerun = matches!(ctx.srv.blocking.rerun, Some((c, _)) if c == ctx.cid);
     for k in keys {
-        if write_zset(ctx, k)?.is_some() {
-            return Ok(Some(k));
+        match write_zset(ctx, k) {
+            Ok(Some(_)) => return Ok(Some(k)),
+            Ok(None) => {}
+            Err(_) if rerun => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(None)
