@@ -94,11 +94,13 @@ fn parse_numkeys(argv: &Argv, nk: usize) -> Result<usize, String> {
     Ok(n as usize)
 }
 
-/// Look the input keys up (WRONGTYPE stops), copying their items.
-fn load_sources(ctx: &mut Ctx, argv: &Argv, first: usize, n: usize) -> Result<Vec<Src>, EngineError> {
+/// Look the input keys up (WRONGTYPE stops), copying their items. The
+/// STORE forms use write lookups (no keyspace hit/miss counting), as Redis.
+fn load_sources(ctx: &mut Ctx, argv: &Argv, first: usize, n: usize, store: bool) -> Result<Vec<Src>, EngineError> {
     (first..first + n)
         .map(|i| {
-            let items = read_zset(ctx, argv.get(i))?.map(|z| z.items()).unwrap_or_default();
+            let z = if store { write_zset(ctx, argv.get(i))? } else { read_zset(ctx, argv.get(i))? };
+            let items = z.map(|z| z.items()).unwrap_or_default();
             Ok(Src { items, weight: 1.0 })
         })
         .collect()
@@ -212,7 +214,7 @@ fn setop_generic(ctx: &mut Ctx, argv: &Argv, op: Op, store: bool) {
         Ok(n) => n,
         Err(e) => return ctx.r.error(&e),
     };
-    let mut srcs = match load_sources(ctx, argv, nk + 1, n) {
+    let mut srcs = match load_sources(ctx, argv, nk + 1, n, store) {
         Ok(s) => s,
         Err(e) => return ctx.r.error(e.message()),
     };
@@ -253,7 +255,7 @@ fn zintercard(ctx: &mut Ctx, argv: &Argv) {
         Ok(n) => n,
         Err(e) => return ctx.r.error(&e),
     };
-    let mut srcs = match load_sources(ctx, argv, 2, n) {
+    let mut srcs = match load_sources(ctx, argv, 2, n, false) {
         Ok(s) => s,
         Err(e) => return ctx.r.error(e.message()),
     };
