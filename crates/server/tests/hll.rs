@@ -36,6 +36,8 @@ fn basic_replies_and_errors() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
     assert_eq!(c.cmd(&["PFADD", "h"]), int(1));
+    let empty = b"HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff";
+    assert_eq!(c.cmd(&["GET", "h"]), Frame::Bulk(empty.to_vec()));
     assert_eq!(c.cmd(&["PFADD", "h"]), int(0));
     assert_eq!(c.cmd(&["PFADD", "h", "a", "b", "c"]), int(1));
     assert_eq!(c.cmd(&["PFADD", "h", "a", "b"]), int(0));

@@ -66,6 +66,10 @@ fn pfadd(ctx: &mut Ctx, argv: &Argv) {
         Ok(c) => c,
         Err(e) => return ctx.r.error(hll_error(e)),
     };
+    if created {
+        // Redis marks the cache stale on every update, creation included.
+        hll::invalidate(buf);
+    }
     if changed || created {
         ctx.dirty(1);
     }

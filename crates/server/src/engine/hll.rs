@@ -135,7 +135,8 @@ pub fn registers(s: &[u8]) -> Result<Regs, HllError> {
     Ok(regs)
 }
 
-fn invalidate(s: &mut [u8]) {
+/// Mark the cached count stale (top bit of the last header byte).
+pub fn invalidate(s: &mut [u8]) {
     s[15] |= 0x80;
 }
 
