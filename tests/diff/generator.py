@@ -171,3 +171,4 @@ class Gen:
 
 import groups_core  # noqa: E402,F401  (registers the core command groups)
 import groups_hashset  # noqa: E402,F401  (hashes and sets)
+import groups_zsets  # noqa: E402,F401  (sorted sets and HyperLogLog)

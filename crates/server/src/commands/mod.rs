@@ -5,11 +5,15 @@ pub mod client;
 pub mod command_cmd;
 pub mod conn;
 pub mod hash;
+pub mod hll;
 pub mod info;
 pub mod keys;
 pub mod server;
 pub mod set;
 pub mod string;
+pub mod zrange;
+pub mod zset;
+pub mod zsetops;
 
 use crate::dispatch::Registry;
 
@@ -23,6 +27,10 @@ pub fn register_all(r: &mut Registry) {
     bitmap::register(r);
     hash::register(r);
     set::register(r);
+    zset::register(r);
+    zrange::register(r);
+    zsetops::register(r);
+    hll::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

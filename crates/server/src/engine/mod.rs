@@ -6,11 +6,15 @@ pub mod db;
 pub mod dict;
 pub mod glob;
 pub mod hash;
+pub mod hll;
+pub mod hll_sparse;
 pub mod keybuf;
 pub mod numeric;
 pub mod set;
 pub mod siphash;
 pub mod value;
+pub mod zset;
+pub mod ztree;
 
 pub use db::{Db, Entry, Keyspace};
 pub use hash::{Hash, HashLimits};

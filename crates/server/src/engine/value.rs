@@ -146,6 +146,7 @@ pub enum Value {
     Str(Str),
     Hash(super::hash::Hash),
     Set(super::set::Set),
+    ZSet(Box<super::zset::ZSet>),
 }
 
 impl Value {
@@ -155,6 +156,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -164,6 +166,7 @@ impl Value {
             Value::Str(s) => s.encoding(),
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
+            Value::ZSet(z) => z.encoding(),
         }
     }
 }
