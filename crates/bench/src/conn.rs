@@ -35,9 +35,8 @@ impl Conn {
         stream.set_nodelay(true)?;
         let mut c = Conn { stream, buf: vec![0; READ_SIZE], start: 0, end: 0 };
         if let Some(pw) = password {
-            match c.cmd(&["AUTH", pw])? {
-                Frame::Error(e) => return Err(proto_err(format!("AUTH: {}", String::from_utf8_lossy(&e)))),
-                _ => {}
+            if let Frame::Error(e) = c.cmd(&["AUTH", pw])? {
+                return Err(proto_err(format!("AUTH: {}", String::from_utf8_lossy(&e))));
             }
         }
         Ok(c)
