@@ -113,8 +113,12 @@ fn run(cli: Cli) -> Result<bool, String> {
             let addr = resolve(&host, port).map_err(|e| e.to_string())?;
             let opts = SeedOpts { addr, password, rtt, scale, max_serial, progress };
             let mut on_row = |r: &volley_bench::seeds::Row| eprintln!("  {}: {:?}", r.label, r.measured);
-            let rows = run_seeds(&opts, &mut on_row).map_err(|e| e.to_string())?;
-            let title = format!("volley-bench seeds: {addr}, injected RTT {rtt:?}, scale {scale}");
+            let report = run_seeds(&opts, &mut on_row).map_err(|e| e.to_string())?;
+            let rows = report.rows;
+            let title = format!(
+                "volley-bench seeds: {addr}, injected RTT {rtt:?} (median PING round trip {:?}), scale {scale}",
+                report.ping_rtt
+            );
             print!("{}", format_table(&rows, &title));
             Ok(rows.iter().all(|r| r.check.is_ok()))
         }

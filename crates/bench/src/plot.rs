@@ -121,6 +121,7 @@ fn draw_panel(
         .x_desc(x_label)
         .y_desc("ops/s")
         .label_style(("sans-serif", 14))
+        .x_label_formatter(&|v| format!("{v}"))
         .y_label_formatter(&|v| fmt_si(*v))
         .draw()
         .map_err(io_err)?;

@@ -96,9 +96,31 @@ impl Ctx {
     }
 }
 
-/// Run every seed experiment and return the rows; `on_row` sees each row as
-/// soon as it is measured.
-pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<Vec<Row>> {
+/// The result of [`run_seeds`].
+#[derive(Debug, Clone)]
+pub struct SeedReport {
+    /// One row per experiment, in seed order.
+    pub rows: Vec<Row>,
+    /// Median PING round trip measured before the rows (through the proxy
+    /// when one is used): the RTT the rows really saw.
+    pub ping_rtt: Duration,
+}
+
+/// Median round trip of `n` PINGs.
+pub fn probe_rtt(c: &mut Conn, n: usize) -> io::Result<Duration> {
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n.max(1) {
+        let t = Instant::now();
+        ok_reply(c.cmd(&["PING"])?)?;
+        v.push(t.elapsed());
+    }
+    v.sort();
+    Ok(v[v.len() / 2])
+}
+
+/// Run every seed experiment; `on_row` sees each row as soon as it is
+/// measured.
+pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<SeedReport> {
     let (target, proxy) = if opts.rtt > Duration::ZERO {
         let (a, h) = spawn_proxy(opts.addr, opts.rtt)?;
         (a, Some(h))
@@ -107,6 +129,7 @@ pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<Ve
     };
     let conn = Conn::connect(target, opts.password.as_deref())?;
     let mut cx = Ctx { conn, opts: opts.clone(), _proxy: proxy };
+    let ping_rtt = probe_rtt(&mut cx.conn, 21)?;
     let mut rows = Vec::new();
     let mut push = |r: Row, rows: &mut Vec<Row>| {
         on_row(&r);
@@ -124,7 +147,7 @@ pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<Ve
     for r in set_rows(&mut cx)? {
         push(r, &mut rows);
     }
-    Ok(rows)
+    Ok(SeedReport { rows, ping_rtt })
 }
 
 fn row(seed: &'static str, label: String, ops: usize, t: (Duration, usize), published: &'static str) -> Row {

@@ -118,7 +118,7 @@ fn run_batch(c: &mut Conn, op: Op, req: &[u8], depth: usize) -> io::Result<Durat
 /// Measure one point on an open connection.
 pub fn measure(c: &mut Conn, op: Op, depth: usize, opts: &SweepOpts) -> io::Result<(Vec<f64>, Histogram<u64>, u64)> {
     let req = batch(op, depth);
-    let mut hist = Histogram::<u64>::new(3).map_err(|e| proto_err(e.to_string()))?;
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).map_err(|e| proto_err(e.to_string()))?;
     let w = Instant::now();
     while w.elapsed() < opts.warmup {
         run_batch(c, op, &req, depth)?;

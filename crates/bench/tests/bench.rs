@@ -137,7 +137,7 @@ fn seed_opts(server: &Server, rtt: Duration, max_serial: usize) -> SeedOpts {
 fn seeds_run_against_redis_with_all_checks_passing() {
     let server = start_redis();
     let mut seen = 0;
-    let rows = run_seeds(&seed_opts(&server, Duration::ZERO, 10_000), &mut |_| seen += 1).unwrap();
+    let rows = run_seeds(&seed_opts(&server, Duration::ZERO, 10_000), &mut |_| seen += 1).unwrap().rows;
     let table = format_table(&rows, "test");
     println!("{table}");
     assert_eq!(rows.len(), 9, "{table}");
@@ -152,7 +152,9 @@ fn seeds_run_against_redis_with_all_checks_passing() {
 #[test]
 fn seeds_through_the_proxy_extrapolate_capped_rows() {
     let server = start_redis();
-    let rows = run_seeds(&seed_opts(&server, Duration::from_millis(2), 20), &mut |_| {}).unwrap();
+    let report = run_seeds(&seed_opts(&server, Duration::from_millis(2), 20), &mut |_| {}).unwrap();
+    assert!(report.ping_rtt >= Duration::from_millis(2), "PING through a 2 ms proxy took {:?}", report.ping_rtt);
+    let rows = report.rows;
     let table = format_table(&rows, "test");
     println!("{table}");
     assert_eq!(rows.len(), 9);
