@@ -49,7 +49,8 @@ pub fn ensure_font() -> io::Result<()> {
 
 /// Throughput against pipeline depth, one panel per RTT.
 pub fn plot_depth(points: &[Point], path: &Path) -> io::Result<()> {
-    plot_panels(points, path, |p| p.rtt_ms, |v| format!("RTT {v} ms"), |p| p.depth as f64, "pipeline depth")
+    let legend = SeriesLabelPosition::LowerRight;
+    plot_panels(points, path, |p| p.rtt_ms, |v| format!("RTT {v} ms"), |p| p.depth as f64, "pipeline depth", legend)
 }
 
 /// Throughput against injected RTT, one panel per depth (RTT 0 is drawn at
@@ -57,7 +58,8 @@ pub fn plot_depth(points: &[Point], path: &Path) -> io::Result<()> {
 pub fn plot_rtt(points: &[Point], path: &Path) -> io::Result<()> {
     let x = |p: &Point| if p.rtt_ms > 0.0 { p.rtt_ms } else { ZERO_RTT_X };
     let label = format!("injected RTT, ms (0 drawn at {ZERO_RTT_X})");
-    plot_panels(points, path, |p| p.depth as f64, |v| format!("depth {v}"), x, &label)
+    let legend = SeriesLabelPosition::UpperRight;
+    plot_panels(points, path, |p| p.depth as f64, |v| format!("depth {v}"), x, &label, legend)
 }
 
 fn distinct(mut v: Vec<f64>) -> Vec<f64> {
@@ -73,6 +75,7 @@ fn plot_panels(
     panel_title: impl Fn(f64) -> String,
     x_of: impl Fn(&Point) -> f64,
     x_label: &str,
+    legend: SeriesLabelPosition,
 ) -> io::Result<()> {
     ensure_font()?;
     if points.is_empty() {
@@ -92,7 +95,7 @@ fn plot_panels(
     }
     for (area, &pv) in areas.iter().zip(&panels) {
         let mine: Vec<&Point> = points.iter().filter(|p| panel_of(p) == pv).collect();
-        draw_panel(area, &mine, &series, &panel_title(pv), &x_of, x_label)?;
+        draw_panel(area, &mine, &series, (&panel_title(pv), x_label), &x_of, legend.clone())?;
     }
     root.present().map_err(io_err)
 }
@@ -101,9 +104,9 @@ fn draw_panel(
     area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     pts: &[&Point],
     series: &[(String, crate::sweep::Op)],
-    title: &str,
+    (title, x_label): (&str, &str),
     x_of: &impl Fn(&Point) -> f64,
-    x_label: &str,
+    legend: SeriesLabelPosition,
 ) -> io::Result<()> {
     let xs: Vec<f64> = pts.iter().map(|p| x_of(p)).collect();
     let ys: Vec<f64> = pts.iter().map(|p| p.ops_per_sec.max(1.0)).collect();
@@ -141,7 +144,7 @@ fn draw_panel(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(legend)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .label_font(("sans-serif", 14))

@@ -13,7 +13,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -24,12 +24,21 @@ const CHUNK: usize = 64 * 1024;
 /// Chunks queued per direction before the reader stops reading (backpressure).
 const QUEUE: usize = 4096;
 
+/// One proxied connection: both sockets (to close them on stop) and how many
+/// of its two writer threads have finished (2 = gone, prune it).
+struct Link {
+    sockets: [TcpStream; 2],
+    finished: Arc<AtomicUsize>,
+}
+
+type Links = Arc<Mutex<Vec<Link>>>;
+
 /// A running proxy. Dropping it (or calling [`ProxyHandle::stop`]) closes the
 /// listener and every proxied connection.
 pub struct ProxyHandle {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    conns: Arc<Mutex<Vec<TcpStream>>>,
+    conns: Links,
     accept: Option<JoinHandle<()>>,
 }
 
@@ -46,8 +55,10 @@ impl ProxyHandle {
         }
         // Wake the blocking accept() with a throwaway connection.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        for s in self.conns.lock().unwrap().drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
+        for link in self.conns.lock().unwrap().drain(..) {
+            for s in &link.sockets {
+                let _ = s.shutdown(Shutdown::Both);
+            }
         }
         if let Some(h) = self.accept.take() {
             let _ = h.join();
@@ -88,13 +99,7 @@ pub fn serve(listener: TcpListener, upstream: SocketAddr, rtt: Duration) -> io::
     Ok(ProxyHandle { addr, stop, conns, accept: Some(accept) })
 }
 
-fn accept_loop(
-    listener: TcpListener,
-    upstream: SocketAddr,
-    delay: Duration,
-    stop: Arc<AtomicBool>,
-    conns: Arc<Mutex<Vec<TcpStream>>>,
-) {
+fn accept_loop(listener: TcpListener, upstream: SocketAddr, delay: Duration, stop: Arc<AtomicBool>, conns: Links) {
     for client in listener.incoming() {
         if stop.load(Ordering::SeqCst) {
             return;
@@ -114,26 +119,29 @@ fn accept_loop(
 }
 
 /// Wire both directions of one proxied connection.
-fn link(client: TcpStream, server: TcpStream, delay: Duration, conns: &Mutex<Vec<TcpStream>>) -> io::Result<()> {
+fn link(client: TcpStream, server: TcpStream, delay: Duration, conns: &Mutex<Vec<Link>>) -> io::Result<()> {
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;
+    let finished = Arc::new(AtomicUsize::new(0));
     {
         let mut list = conns.lock().unwrap();
-        list.retain(|s| s.peer_addr().is_ok());
-        list.push(client.try_clone()?);
-        list.push(server.try_clone()?);
+        list.retain(|l| l.finished.load(Ordering::SeqCst) < 2);
+        list.push(Link { sockets: [client.try_clone()?, server.try_clone()?], finished: finished.clone() });
     }
-    pipe(client.try_clone()?, server.try_clone()?, delay)?;
-    pipe(server, client, delay)?;
+    pipe(client.try_clone()?, server.try_clone()?, delay, finished.clone())?;
+    pipe(server, client, delay, finished)?;
     Ok(())
 }
 
 /// One direction: `src` → `dst`, each chunk delayed by `delay`.
-fn pipe(src: TcpStream, dst: TcpStream, delay: Duration) -> io::Result<()> {
+fn pipe(src: TcpStream, dst: TcpStream, delay: Duration, finished: Arc<AtomicUsize>) -> io::Result<()> {
     let (tx, rx) = mpsc::sync_channel::<(Instant, Option<Vec<u8>>)>(QUEUE);
     let src_for_writer = src.try_clone()?;
     thread::Builder::new().name("proxy-read".into()).spawn(move || read_side(src, delay, tx))?;
-    thread::Builder::new().name("proxy-write".into()).spawn(move || write_side(dst, src_for_writer, rx))?;
+    thread::Builder::new().name("proxy-write".into()).spawn(move || {
+        write_side(dst, src_for_writer, rx);
+        finished.fetch_add(1, Ordering::SeqCst);
+    })?;
     Ok(())
 }
 

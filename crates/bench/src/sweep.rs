@@ -172,6 +172,14 @@ fn prepare(addr: SocketAddr, password: Option<&str>, depth_max: usize) -> io::Re
     Ok(())
 }
 
+/// Delete the keys [`prepare`] and the SET points wrote.
+fn cleanup(addr: SocketAddr, password: Option<&str>) -> io::Result<()> {
+    let mut c = Conn::connect(addr, password)?;
+    let mut args = vec!["DEL".to_string()];
+    args.extend((0..KEYS).map(key));
+    ok_reply(c.cmd(&args)?).map(|_| ())
+}
+
 /// Run the whole sweep: returns the points (also written to `opts.out`).
 pub fn run_sweep(opts: &SweepOpts) -> io::Result<Vec<Point>> {
     let pb = progress(opts);
@@ -199,6 +207,7 @@ pub fn run_sweep(opts: &SweepOpts) -> io::Result<Vec<Point>> {
                 }
             }
         }
+        cleanup(*addr, opts.password.as_deref())?;
     }
     pb.finish_and_clear();
     std::fs::create_dir_all(&opts.out)?;

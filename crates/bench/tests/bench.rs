@@ -129,6 +129,34 @@ fn proxy_preserves_bytes_in_order_and_does_not_serialize_delays() {
     assert!(el < Duration::from_millis(1500), "took {el:?}: chunks were serialized behind each other's delays");
 }
 
+#[test]
+fn dropping_the_proxy_closes_its_connections() {
+    let echo = echo_server();
+    let (addr, proxy) = spawn_proxy(echo, Duration::from_millis(2)).unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"x").unwrap();
+    let mut b = [0u8; 1];
+    s.read_exact(&mut b).unwrap();
+    drop(proxy);
+    let n = s.read(&mut b).unwrap_or(0);
+    assert_eq!(n, 0, "connection still open after the proxy stopped");
+}
+
+#[test]
+fn cli_seeds_prints_the_table_and_exits_zero() {
+    let server = start_redis();
+    let port = server.addr.port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_volley-bench"))
+        .args(["seeds", "-h", "127.0.0.1", "-p", &port, "--scale", "0.005", "--rtt", "0.5ms", "--max-serial", "10"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "exit {:?}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.contains("| ok: ")).count(), 9, "{stdout}");
+    assert!(stdout.contains("extrapolated from 10"), "{stdout}");
+}
+
 fn seed_opts(server: &Server, rtt: Duration, max_serial: usize) -> SeedOpts {
     SeedOpts { addr: server.addr, password: None, rtt, scale: 0.01, max_serial, progress: false }
 }
