@@ -1,0 +1,148 @@
+//! The `volley-bench` command line: `proxy`, `seeds` and `sweep`.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use volley_bench::conn::resolve;
+use volley_bench::seeds::{format_table, run_seeds, SeedOpts};
+use volley_bench::sweep::{format_points, run_sweep, SweepOpts};
+use volley_bench::{parse_duration, proxy};
+
+#[derive(Parser)]
+#[command(name = "volley-bench", about = "Pipelining benchmarks for Redis-protocol servers")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// A TCP proxy adding half the RTT in each direction.
+    Proxy {
+        /// Address to listen on.
+        #[arg(long)]
+        listen: SocketAddr,
+        /// Server to forward to.
+        #[arg(long)]
+        upstream: String,
+        /// Round-trip time to add, e.g. 3.3ms.
+        #[arg(long, value_parser = parse_duration)]
+        rtt: Duration,
+    },
+    /// Run every seed experiment and print a table next to the published figures.
+    #[command(disable_help_flag = true)]
+    Seeds {
+        /// Print help (`-h` is the host, as in redis-cli).
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
+        /// Server host.
+        #[arg(short = 'h', long, default_value = "127.0.0.1")]
+        host: String,
+        /// Server port.
+        #[arg(short, long, default_value_t = 6379)]
+        port: u16,
+        /// AUTH password.
+        #[arg(short = 'a', long)]
+        password: Option<String>,
+        /// Injected RTT through the built-in proxy (0 = direct).
+        #[arg(long, default_value = "0", value_parser = parse_duration)]
+        rtt: Duration,
+        /// Multiply all counts and batch sizes (e.g. 0.01 for a quick run).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Run at most this many one-by-one commands per row and extrapolate.
+        #[arg(long, default_value_t = 10_000)]
+        max_serial: usize,
+    },
+    /// Throughput (GET, SET) against pipeline depth and RTT; CSV and PNG output.
+    Sweep {
+        /// Servers as name=host:port, comma-separated.
+        #[arg(long, default_value = "server=127.0.0.1:6379", value_delimiter = ',')]
+        servers: Vec<String>,
+        /// AUTH password (all servers).
+        #[arg(short = 'a', long)]
+        password: Option<String>,
+        /// Pipeline depths.
+        #[arg(long, default_value = "1,10,100,1000,10000", value_delimiter = ',')]
+        depths: Vec<usize>,
+        /// Injected RTTs in ms.
+        #[arg(long, default_value = "0,0.2,1,3.3,10", value_delimiter = ',')]
+        rtts: Vec<f64>,
+        /// Timed runs per point (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Minimum length of one timed run.
+        #[arg(long, default_value = "500ms", value_parser = parse_duration)]
+        budget: Duration,
+        /// Warm-up before each point.
+        #[arg(long, default_value = "100ms", value_parser = parse_duration)]
+        warmup: Duration,
+        /// Output directory.
+        #[arg(long, default_value = "bench-out")]
+        out: PathBuf,
+    },
+}
+
+fn parse_servers(list: &[String]) -> Result<Vec<(String, SocketAddr)>, String> {
+    list.iter()
+        .map(|s| {
+            let (name, hp) = s.split_once('=').ok_or_else(|| format!("expected name=host:port, got {s:?}"))?;
+            let (host, port) = hp.rsplit_once(':').ok_or_else(|| format!("no port in {hp:?}"))?;
+            let port: u16 = port.parse().map_err(|_| format!("bad port in {hp:?}"))?;
+            Ok((name.to_string(), resolve(host, port).map_err(|e| e.to_string())?))
+        })
+        .collect()
+}
+
+fn run(cli: Cli) -> Result<bool, String> {
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    match cli.cmd {
+        Cmd::Proxy { listen, upstream, rtt } => {
+            let (host, port) = upstream.rsplit_once(':').ok_or("upstream needs host:port")?;
+            let up = resolve(host, port.parse().map_err(|_| "bad upstream port")?).map_err(|e| e.to_string())?;
+            let listener = TcpListener::bind(listen).map_err(|e| format!("bind {listen}: {e}"))?;
+            let h = proxy::serve(listener, up, rtt).map_err(|e| e.to_string())?;
+            eprintln!("proxy {} -> {up}, rtt {rtt:?} ({:?} each way)", h.addr(), rtt / 2);
+            h.wait();
+            Ok(true)
+        }
+        Cmd::Seeds { host, port, password, rtt, scale, max_serial, .. } => {
+            let addr = resolve(&host, port).map_err(|e| e.to_string())?;
+            let opts = SeedOpts { addr, password, rtt, scale, max_serial, progress };
+            let mut on_row = |r: &volley_bench::seeds::Row| eprintln!("  {}: {:?}", r.label, r.measured);
+            let report = run_seeds(&opts, &mut on_row).map_err(|e| e.to_string())?;
+            let rows = report.rows;
+            let title = format!(
+                "volley-bench seeds: {addr}, injected RTT {rtt:?} (median PING round trip {:?}), scale {scale}",
+                report.ping_rtt
+            );
+            print!("{}", format_table(&rows, &title));
+            Ok(rows.iter().all(|r| r.check.is_ok()))
+        }
+        Cmd::Sweep { servers, password, depths, rtts, repeat, budget, warmup, out } => {
+            let servers = parse_servers(&servers)?;
+            let opts = SweepOpts { servers, password, depths, rtts_ms: rtts, repeat, budget, warmup, out, progress };
+            let points = run_sweep(&opts).map_err(|e| e.to_string())?;
+            print!("{}", format_points(&points));
+            println!("wrote {}/sweep.csv, throughput_vs_depth.png, throughput_vs_rtt.png", opts.out.display());
+            Ok(true)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("some checks failed");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("volley-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

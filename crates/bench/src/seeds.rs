@@ -1,0 +1,433 @@
+//! The seed experiments: each published pipelining measurement, re-run against
+//! a live server (optionally through the delay proxy), with a check that the
+//! data really arrived and the published figure printed alongside.
+//!
+//! Counts scale with `scale` (batch sizes too, so the number of round trips
+//! per pipelined row stays as published). One-by-one rows run at most
+//! `max_serial` commands and are extrapolated linearly to the full count.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use resp::{encode_command, Frame};
+
+use crate::conn::{ok_reply, proto_err, Conn};
+use crate::proxy::{spawn_proxy, ProxyHandle};
+
+/// What to run and where.
+#[derive(Debug, Clone)]
+pub struct SeedOpts {
+    /// The server (the proxy is put in front of it when `rtt` > 0).
+    pub addr: SocketAddr,
+    /// AUTH password, if any.
+    pub password: Option<String>,
+    /// Injected round-trip time.
+    pub rtt: Duration,
+    /// Multiplier for every count and batch size (1.0 = as published).
+    pub scale: f64,
+    /// Cap on one-by-one commands per row; the rest is extrapolated.
+    pub max_serial: usize,
+    /// Show progress bars on stderr.
+    pub progress: bool,
+}
+
+/// One measured row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Which publication the row reproduces.
+    pub seed: &'static str,
+    /// What was run, e.g. "10k PING, no pipelining".
+    pub label: String,
+    /// Commands the row stands for (after scaling).
+    pub ops: usize,
+    /// Wall time (extrapolated when `extrapolated_from` is set).
+    pub measured: Duration,
+    /// Commands actually run when the row was capped.
+    pub extrapolated_from: Option<usize>,
+    /// The published figure for the unscaled experiment.
+    pub published: &'static str,
+    /// `Ok` when the data check passed, else what went wrong.
+    pub check: Result<String, String>,
+}
+
+const PREFIX: &str = "volley-bench:";
+
+struct Ctx {
+    conn: Conn,
+    opts: SeedOpts,
+    _proxy: Option<ProxyHandle>,
+}
+
+impl Ctx {
+    fn n(&self, published: usize) -> usize {
+        ((published as f64 * self.opts.scale).round() as usize).max(1)
+    }
+
+    fn bar(&self, len: usize, msg: String) -> ProgressBar {
+        if !self.opts.progress || len < 1000 {
+            return ProgressBar::hidden();
+        }
+        let pb = ProgressBar::new(len as u64).with_message(msg);
+        pb.set_style(ProgressStyle::with_template("{msg:40} {bar:30} {pos}/{len} eta {eta}").unwrap());
+        pb
+    }
+
+    /// Run `total` commands one by one (capped), returning (time for total, ran).
+    fn serial(
+        &mut self,
+        total: usize,
+        label: &str,
+        mut f: impl FnMut(&mut Conn, usize) -> io::Result<()>,
+    ) -> io::Result<(Duration, usize)> {
+        let ran = total.min(self.opts.max_serial.max(1));
+        let pb = self.bar(ran, label.to_string());
+        let t = Instant::now();
+        for i in 0..ran {
+            f(&mut self.conn, i)?;
+            if i % 256 == 0 {
+                pb.set_position(i as u64);
+            }
+        }
+        let el = t.elapsed();
+        pb.finish_and_clear();
+        Ok((el.mul_f64(total as f64 / ran as f64), ran))
+    }
+}
+
+/// The result of [`run_seeds`].
+#[derive(Debug, Clone)]
+pub struct SeedReport {
+    /// One row per experiment, in seed order.
+    pub rows: Vec<Row>,
+    /// Median PING round trip measured before the rows (through the proxy
+    /// when one is used): the RTT the rows really saw.
+    pub ping_rtt: Duration,
+}
+
+/// Median round trip of `n` PINGs.
+pub fn probe_rtt(c: &mut Conn, n: usize) -> io::Result<Duration> {
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n.max(1) {
+        let t = Instant::now();
+        ok_reply(c.cmd(&["PING"])?)?;
+        v.push(t.elapsed());
+    }
+    v.sort();
+    Ok(v[v.len() / 2])
+}
+
+/// Run every seed experiment; `on_row` sees each row as soon as it is
+/// measured.
+pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<SeedReport> {
+    let (target, proxy) = if opts.rtt > Duration::ZERO {
+        let (a, h) = spawn_proxy(opts.addr, opts.rtt)?;
+        (a, Some(h))
+    } else {
+        (opts.addr, None)
+    };
+    let conn = Conn::connect(target, opts.password.as_deref())?;
+    let mut cx = Ctx { conn, opts: opts.clone(), _proxy: proxy };
+    let ping_rtt = probe_rtt(&mut cx.conn, 21)?;
+    let mut rows = Vec::new();
+    let mut push = |r: Row, rows: &mut Vec<Row>| {
+        on_row(&r);
+        rows.push(r);
+    };
+    for r in ping_rows(&mut cx)? {
+        push(r, &mut rows);
+    }
+    for r in incr_rows(&mut cx)? {
+        push(r, &mut rows);
+    }
+    for r in get_rows(&mut cx)? {
+        push(r, &mut rows);
+    }
+    for r in set_rows(&mut cx)? {
+        push(r, &mut rows);
+    }
+    Ok(SeedReport { rows, ping_rtt })
+}
+
+fn row(seed: &'static str, label: String, ops: usize, t: (Duration, usize), published: &'static str) -> Row {
+    let extrapolated_from = (t.1 < ops).then_some(t.1);
+    Row { seed, label, ops, measured: t.0, extrapolated_from, published, check: Ok(String::new()) }
+}
+
+fn human(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1000 && n % 1000 == 0 => format!("{}k", n / 1000),
+        n => n.to_string(),
+    }
+}
+
+fn check(ok: bool, good: String, bad: String) -> Result<String, String> {
+    if ok {
+        Ok(good)
+    } else {
+        Err(bad)
+    }
+}
+
+/// Redis docs (Ruby client, loopback): 10k PINGs, 1.19 s vs 0.25 s.
+fn ping_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
+    const SEED: &str = "Redis docs (Ruby, loopback)";
+    let n = cx.n(10_000);
+    let mut bad = 0usize;
+    let t = cx.serial(n, "PING one by one", |c, _| {
+        bad += usize::from(c.cmd(&["PING"])? != Frame::Simple(b"PONG".to_vec()));
+        Ok(())
+    })?;
+    let mut a = row(SEED, format!("{} PING, no pipelining", human(n)), n, t, "1.19 s");
+    a.check = check(bad == 0, format!("{} PONG", t.1), format!("{bad} replies were not PONG"));
+    let mut req = Vec::new();
+    let start = Instant::now();
+    for _ in 0..n {
+        encode_command(&mut req, &["PING"]);
+    }
+    let mut pongs = 0usize;
+    cx.conn.pipeline_each(&req, n, |f| pongs += usize::from(f == Frame::Simple(b"PONG".to_vec())))?;
+    let mut b = row(SEED, format!("{} PING, one pipeline", human(n)), n, (start.elapsed(), n), "0.25 s");
+    b.check = check(pongs == n, format!("{n} PONG"), format!("{pongs}/{n} PONG"));
+    Ok(vec![a, b])
+}
+
+fn get_int(c: &mut Conn, key: &str) -> io::Result<i64> {
+    match ok_reply(c.cmd(&["GET", key])?)? {
+        Frame::Bulk(b) => String::from_utf8_lossy(&b).parse().map_err(|_| proto_err("counter is not an integer")),
+        Frame::Null => Ok(0),
+        other => Err(proto_err(format!("unexpected GET reply {other:?}"))),
+    }
+}
+
+/// Alibaba Cloud docs (Jedis): 5,000 INCRs, 5,844 ms ping-pong vs 78 ms.
+fn incr_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
+    const SEED: &str = "Alibaba Cloud (Jedis)";
+    let key = format!("{PREFIX}incr");
+    let n = cx.n(5_000);
+    ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
+    let t = cx.serial(n, "INCR ping-pong", |c, _| ok_reply(c.cmd(&["INCR", &key])?).map(|_| ()))?;
+    let got = get_int(&mut cx.conn, &key)?;
+    let mut a = row(SEED, format!("{} INCR, ping-pong", human(n)), n, t, "5,844 ms");
+    a.check = check(got == t.1 as i64, format!("counter = {got}"), format!("counter = {got}, want {}", t.1));
+    ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
+    let start = Instant::now();
+    let mut req = Vec::new();
+    for _ in 0..n {
+        encode_command(&mut req, &["INCR", &key]);
+    }
+    let mut last = Frame::Null;
+    cx.conn.pipeline_each(&req, n, |f| last = f)?;
+    let el = start.elapsed();
+    let got = get_int(&mut cx.conn, &key)?;
+    let mut b = row(SEED, format!("{} INCR, one pipeline", human(n)), n, (el, n), "78 ms");
+    let ok = got == n as i64 && last == Frame::Integer(n as i64);
+    b.check = check(ok, format!("counter = {got}"), format!("counter = {got}, last reply {last:?}, want {n}"));
+    ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
+    Ok(vec![a, b])
+}
+
+/// go-redis article (3.3 ms RTT): 10k GETs, 32.16 s vs 10 pipelines of 1,000 in 54 ms.
+fn get_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
+    const SEED: &str = "go-redis article (3.3 ms RTT)";
+    let key = format!("{PREFIX}get");
+    let value = "redis:pipelining:test value";
+    ok_reply(cx.conn.cmd(&["SET", &key, value])?)?;
+    let n = cx.n(10_000);
+    let want = Frame::Bulk(value.as_bytes().to_vec());
+    let mut bad = 0usize;
+    let t = cx.serial(n, "GET one by one", |c, _| {
+        bad += usize::from(c.cmd(&["GET", &key])? != want);
+        Ok(())
+    })?;
+    let mut a = row(SEED, format!("{} GET, one by one", human(n)), n, t, "32.16 s");
+    a.check = check(bad == 0, format!("{} values ok", t.1), format!("{bad} wrong values"));
+    let batch = n.div_ceil(10);
+    let start = Instant::now();
+    let (mut good, mut done) = (0usize, 0usize);
+    while done < n {
+        let k = batch.min(n - done);
+        let mut req = Vec::new();
+        for _ in 0..k {
+            encode_command(&mut req, &["GET", &key]);
+        }
+        cx.conn.pipeline_each(&req, k, |f| good += usize::from(f == want))?;
+        done += k;
+    }
+    let label = format!("{} GET, {} pipelines of {}", human(n), n.div_ceil(batch), human(batch));
+    let mut b = row(SEED, label, n, (start.elapsed(), n), "54 ms");
+    b.check = check(good == n, format!("{n} values ok"), format!("{good}/{n} values ok"));
+    ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
+    Ok(vec![a, b])
+}
+
+fn set_key(i: usize) -> String {
+    format!("{PREFIX}set:{i}")
+}
+
+fn set_val(i: usize) -> String {
+    format!("v{i}")
+}
+
+/// Delete keys 0..n of the SET experiment, `chunk` keys per DEL.
+fn delete_set_keys(c: &mut Conn, n: usize, chunk: usize) -> io::Result<()> {
+    let mut req = Vec::new();
+    let mut cmds = 0;
+    let mut i = 0;
+    while i < n {
+        let end = (i + chunk).min(n);
+        let mut args = vec!["DEL".to_string()];
+        args.extend((i..end).map(set_key));
+        encode_command(&mut req, &args);
+        cmds += 1;
+        i = end;
+    }
+    for f in c.pipeline_raw(&req, cmds)? {
+        ok_reply(f)?;
+    }
+    Ok(())
+}
+
+fn dbsize(c: &mut Conn) -> io::Result<i64> {
+    match ok_reply(c.cmd(&["DBSIZE"])?)? {
+        Frame::Integer(n) => Ok(n),
+        other => Err(proto_err(format!("unexpected DBSIZE reply {other:?}"))),
+    }
+}
+
+/// After writing keys 0..written: DBSIZE grew by `written` and ~100 sampled
+/// keys hold their values.
+fn verify_sets(c: &mut Conn, base: i64, written: usize) -> io::Result<Result<String, String>> {
+    let size = dbsize(c)?;
+    let step = (written / 100).max(1);
+    let idx: Vec<usize> = (0..written).step_by(step).chain([written - 1]).collect();
+    let cmds: Vec<Vec<String>> = idx.iter().map(|&i| vec!["GET".into(), set_key(i)]).collect();
+    let replies = c.pipeline(&cmds)?;
+    let wrong = idx.iter().zip(&replies).filter(|(&i, f)| **f != Frame::Bulk(set_val(i).into_bytes())).count();
+    let grew = size - base;
+    Ok(check(
+        grew == written as i64 && wrong == 0,
+        format!("DBSIZE +{grew}, {} sampled ok", idx.len()),
+        format!("DBSIZE +{grew} (want +{written}), {wrong}/{} sampled values wrong", idx.len()),
+    ))
+}
+
+/// Bufferedis blog (India → US WAN): 1M SETs, 208 s / 94 s pipelined / 38 s as MSETs.
+fn set_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
+    const SEED: &str = "Bufferedis blog (WAN)";
+    let n = cx.n(1_000_000);
+    let chunk = cx.n(10_000);
+    delete_set_keys(&mut cx.conn, n, chunk)?;
+    let base = dbsize(&mut cx.conn)?;
+
+    let t = cx.serial(n, "SET one by one", |c, i| ok_reply(c.cmd(&["SET", &set_key(i), &set_val(i)])?).map(|_| ()))?;
+    let mut a = row(SEED, format!("{} SET, one by one", human(n)), n, t, "208 s");
+    a.check = verify_sets(&mut cx.conn, base, t.1)?;
+    delete_set_keys(&mut cx.conn, t.1, chunk)?;
+
+    let pb = cx.bar(n, "SET pipelined".into());
+    let start = Instant::now();
+    let mut i = 0;
+    while i < n {
+        let end = (i + chunk).min(n);
+        let mut req = Vec::new();
+        for k in i..end {
+            encode_command(&mut req, &["SET", &set_key(k), &set_val(k)]);
+        }
+        let mut errs = 0usize;
+        cx.conn.pipeline_each(&req, end - i, |f| errs += usize::from(matches!(f, Frame::Error(_))))?;
+        if errs > 0 {
+            return Err(proto_err(format!("{errs} SETs failed")));
+        }
+        i = end;
+        pb.set_position(i as u64);
+    }
+    pb.finish_and_clear();
+    let label = format!("{} SET, pipelined in {} chunks", human(n), human(chunk));
+    let mut b = row(SEED, label, n, (start.elapsed(), n), "94 s");
+    b.check = verify_sets(&mut cx.conn, base, n)?;
+    delete_set_keys(&mut cx.conn, n, chunk)?;
+
+    let mut c = mset_row(cx, n, chunk)?;
+    c.seed = SEED;
+    c.check = verify_sets(&mut cx.conn, base, n)?;
+    delete_set_keys(&mut cx.conn, n, chunk)?;
+    Ok(vec![a, b, c])
+}
+
+/// Coalesce the SETs into MSETs of `args` arguments (args/2 pairs), sent one
+/// after another, each waiting for its reply as Bufferedis does.
+fn mset_row(cx: &mut Ctx, n: usize, args: usize) -> io::Result<Row> {
+    let pairs = (args / 2).max(1);
+    let pb = cx.bar(n, "SET as MSETs".into());
+    let start = Instant::now();
+    let mut i = 0;
+    while i < n {
+        let end = (i + pairs).min(n);
+        let mut argv = Vec::with_capacity(1 + 2 * (end - i));
+        argv.push("MSET".to_string());
+        for k in i..end {
+            argv.push(set_key(k));
+            argv.push(set_val(k));
+        }
+        let mut req = Vec::new();
+        encode_command(&mut req, &argv);
+        ok_reply(cx.conn.pipeline_raw(&req, 1)?.remove(0))?;
+        i = end;
+        pb.set_position(i as u64);
+    }
+    pb.finish_and_clear();
+    let label = format!("{} SET, as MSETs of {} args", human(n), human(pairs * 2));
+    Ok(row("", label, n, (start.elapsed(), n), "38.0 s (100k buffer)"))
+}
+
+/// Format a duration the way the seeds do (ms below 10 s).
+pub fn fmt_dur(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 10.0 {
+        format!("{s:.1} s")
+    } else if s >= 1.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{:.1} ms", s * 1e3)
+    }
+}
+
+/// Render the rows as a plain-text table, with the speedup of each row over
+/// the first row of its seed.
+pub fn format_table(rows: &[Row], title: &str) -> String {
+    let mut out = format!("{title}\n");
+    let header = ["seed", "experiment", "measured", "published", "speedup", "check"];
+    let mut lines: Vec<[String; 6]> = vec![header.map(String::from)];
+    let mut first: Option<(&str, Duration)> = None;
+    for r in rows {
+        if first.is_none_or(|(s, _)| s != r.seed) {
+            first = Some((r.seed, r.measured));
+        }
+        let base = first.unwrap().1;
+        let speed = format!("{:.1}x", base.as_secs_f64() / r.measured.as_secs_f64().max(1e-9));
+        let mut measured = fmt_dur(r.measured);
+        if let Some(k) = r.extrapolated_from {
+            measured.push_str(&format!(" (extrapolated from {})", human(k)));
+        }
+        let check = match &r.check {
+            Ok(s) => format!("ok: {s}"),
+            Err(s) => format!("FAIL: {s}"),
+        };
+        lines.push([r.seed.into(), r.label.clone(), measured, r.published.into(), speed, check]);
+    }
+    let mut w = [0usize; 6];
+    for l in &lines {
+        for (i, c) in l.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    for l in &lines {
+        let cells: Vec<String> = l.iter().enumerate().map(|(i, c)| format!("{c:<width$}", width = w[i])).collect();
+        out.push_str(cells.join(" | ").trim_end());
+        out.push('\n');
+    }
+    out
+}
