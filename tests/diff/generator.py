@@ -172,3 +172,4 @@ class Gen:
 import groups_core  # noqa: E402,F401  (registers the core command groups)
 import groups_hashset  # noqa: E402,F401  (hashes and sets)
 import groups_zsets  # noqa: E402,F401  (sorted sets and HyperLogLog)
+import groups_tx  # noqa: E402,F401  (MULTI/EXEC/WATCH)

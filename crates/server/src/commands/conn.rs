@@ -226,6 +226,8 @@ fn reset(ctx: &mut Ctx, _argv: &Argv) {
     c.reply_mode = ReplyMode::On;
     c.no_evict = false;
     c.authenticated = !needs_auth;
+    c.tx = None;
+    ctx.srv.unwatch_all(ctx.cid);
     ctx.r.set_resp3(false);
     ctx.r.simple(b"RESET");
 }

@@ -495,8 +495,20 @@ fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
 
 // ------------------------------------------------------------ flush
 
+/// A flush changes every watched key of `db` that exists (as Redis's
+/// `touchAllWatchedKeysInDb`).
+fn touch_watched_in_db(ctx: &mut Ctx, db: usize) {
+    let now = ctx.now;
+    for key in ctx.srv.watches.keys_in_db(db) {
+        if ctx.srv.keyspace.dbs[db].contains(&key, now) {
+            ctx.srv.touch_watched(db, &key);
+        }
+    }
+}
+
 fn flushdb(ctx: &mut Ctx, argv: &Argv) {
     let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
+    touch_watched_in_db(ctx, ctx.db);
     let old = ctx.dbm().clear();
     let n = old.0.len();
     dispose(old, n, lazy);
@@ -506,6 +518,9 @@ fn flushdb(ctx: &mut Ctx, argv: &Argv) {
 
 fn flushall(ctx: &mut Ctx, argv: &Argv) {
     let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
+    for i in 0..ctx.srv.keyspace.dbs.len() {
+        touch_watched_in_db(ctx, i);
+    }
     let old: Vec<_> = ctx.srv.keyspace.dbs.iter_mut().map(|db| db.clear()).collect();
     let n: usize = old.iter().map(|d| d.0.len()).sum();
     dispose(old, n, lazy);

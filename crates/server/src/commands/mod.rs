@@ -11,6 +11,7 @@ pub mod keys;
 pub mod server;
 pub mod set;
 pub mod string;
+pub mod tx;
 pub mod zrange;
 pub mod zset;
 pub mod zsetops;
@@ -25,6 +26,7 @@ pub fn register_all(r: &mut Registry) {
     keys::register(r);
     string::register(r);
     bitmap::register(r);
+    tx::register(r);
     hash::register(r);
     set::register(r);
     zset::register(r);

@@ -164,7 +164,10 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
     let reply_start = out.len();
     let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now, may_block: true };
     match ctx.srv.registry.lookup(argv) {
-        registry::Lookup::Rejected(msg) => ctx.r.error_bytes(&msg),
+        registry::Lookup::Rejected(msg) => {
+            ctx.r.error_bytes(&msg);
+            abort_transaction(&mut ctx);
+        }
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
     let errors = ctx.r.errors as u64;
@@ -192,19 +195,75 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
         if let Err(msg) = guard(ctx, spec, argv) {
             ctx.r.error(&msg);
             ctx.srv.stats.commands[id].rejected += 1;
+            abort_transaction(ctx);
             return;
         }
     }
+    if queue_in_transaction(ctx, id, spec, argv) {
+        return;
+    }
+    call(ctx, id, spec, argv);
+}
+
+/// Commands that act on the MULTI block itself instead of being queued.
+const TRANSACTION_CONTROL: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
+
+/// Inside MULTI, queue the command and reply `+QUEUED`; true if queued.
+fn queue_in_transaction(ctx: &mut Ctx, id: registry::CommandId, spec: &CommandSpec, argv: &Argv) -> bool {
+    let Some(tx) = ctx.srv.clients.get_mut(ctx.cid).and_then(|c| c.tx.as_mut()) else { return false };
+    if TRANSACTION_CONTROL.contains(&spec.name) {
+        return false;
+    }
+    tx.queued.push((id, resp::Args::from_parts(argv.iter_from(0))));
+    ctx.r.raw(b"+QUEUED\r\n");
+    true
+}
+
+/// A command was rejected while queueing: the transaction's EXEC will fail.
+fn abort_transaction(ctx: &mut Ctx) {
+    if let Some(tx) = ctx.srv.clients.get_mut(ctx.cid).and_then(|c| c.tx.as_mut()) {
+        tx.aborted = true;
+    }
+}
+
+/// Commands that only write one destination key and read the others (Redis
+/// marks their sources read-only in its key specs): (name, destination).
+const DESTINATION_ONLY: &[(&str, usize)] = &[
+    ("sinterstore", 1),
+    ("sunionstore", 1),
+    ("sdiffstore", 1),
+    ("zrangestore", 1),
+    ("zunionstore", 1),
+    ("zinterstore", 1),
+    ("zdiffstore", 1),
+    ("pfmerge", 1),
+    ("bitop", 2),
+    ("copy", 2),
+];
+
+/// Positions of the keys a write command may have changed.
+fn written_keys(spec: &CommandSpec, argc: usize) -> Vec<usize> {
+    match DESTINATION_ONLY.iter().find(|(name, _)| *name == spec.name) {
+        Some(&(_, dst)) if dst < argc => vec![dst],
+        _ => spec.key_positions(argc),
+    }
+}
+
+/// Run a resolved command (no guards): the handler, its statistics, and the
+/// notifications a change to the dataset owes blocked clients and WATCHers.
+pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
     let errors_before = ctx.r.errors;
     let dirty_before = ctx.srv.dirty;
     let started = crate::server::clock::ticks();
     (spec.handler)(ctx, argv);
     let spent = crate::server::clock::ticks().wrapping_sub(started);
-    if ctx.srv.dirty != dirty_before && ctx.srv.blocking.any_waiters() {
-        for pos in spec.key_positions(argv.len()) {
+    if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
+        for pos in written_keys(spec, argv.len()) {
             ctx.srv.blocking.signal(ctx.db, argv.get(pos));
+            ctx.srv.touch_watched(ctx.db, argv.get(pos));
         }
     }
+    ctx.srv.touch_expired_watched();
     let stats = &mut ctx.srv.stats.commands[id];
     stats.calls += 1;
     stats.ticks += spent;

@@ -44,12 +44,23 @@ pub struct Db {
     expire_cursor: u64,
     /// Keys removed by expiry (INFO `expired_keys`).
     pub expired: u64,
+    /// While clients WATCH keys, expired keys are logged here so WATCH can
+    /// see them as modified.
+    pub track_expired: bool,
+    pub expired_log: Vec<Vec<u8>>,
 }
 
 impl Default for Db {
     fn default() -> Self {
         let hasher = KeyedSip::random();
-        Db { dict: Dict::with_hasher(hasher.clone()), expires: Dict::with_hasher(hasher), expire_cursor: 0, expired: 0 }
+        Db {
+            dict: Dict::with_hasher(hasher.clone()),
+            expires: Dict::with_hasher(hasher),
+            expire_cursor: 0,
+            expired: 0,
+            track_expired: false,
+            expired_log: Vec::new(),
+        }
     }
 }
 
@@ -120,6 +131,9 @@ impl Db {
             self.dict.remove_hashed(hash, key);
             self.expires.remove_hashed(hash, key);
             self.expired += 1;
+            if self.track_expired {
+                self.expired_log.push(key.to_vec());
+            }
         }
         due
     }
@@ -281,6 +295,9 @@ impl Db {
         self.expire_cursor = cursor;
         for k in &due {
             self.remove(k);
+        }
+        if self.track_expired {
+            self.expired_log.extend(due.iter().cloned());
         }
         self.expired += due.len() as u64;
         due.len()

@@ -345,6 +345,7 @@ impl EventLoop {
                 continue;
             };
             self.srv.blocking.unblock(slot);
+            self.srv.unwatch_all(slot);
             let info = self.srv.clients.remove(slot);
             let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
             match why {

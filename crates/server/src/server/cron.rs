@@ -26,4 +26,5 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
             }
         }
     }
+    srv.touch_expired_watched();
 }

@@ -4,6 +4,7 @@
 pub mod blocking;
 pub mod clock;
 pub mod cron;
+pub mod watch;
 
 use std::time::Instant;
 
@@ -43,6 +44,11 @@ pub struct ClientInfo {
     pub close_after_reply: bool,
     /// Id of the last command run (CLIENT LIST `cmd=`).
     pub last_cmd: Option<usize>,
+    /// The open MULTI block, if any.
+    pub tx: Option<Transaction>,
+    /// Keys this client WATCHes, and whether one was touched since.
+    pub watched: Vec<(usize, Vec<u8>)>,
+    pub watch_touched: bool,
     /// Buffer sizes, refreshed by the event loop around each batch.
     pub qbuf: usize,
     pub omem: usize,
@@ -68,11 +74,22 @@ impl ClientInfo {
             no_evict: false,
             close_after_reply: false,
             last_cmd: None,
+            tx: None,
+            watched: Vec::new(),
+            watch_touched: false,
             qbuf: 0,
             omem: 0,
             argv_mem: 0,
         }
     }
+}
+
+/// Commands queued between MULTI and EXEC.
+#[derive(Debug, Clone, Default)]
+pub struct Transaction {
+    pub queued: Vec<(usize, resp::Args)>,
+    /// A command was rejected while queueing: EXEC must fail (EXECABORT).
+    pub aborted: bool,
 }
 
 /// Slot-indexed storage whose indexes are stable (the event loop's tokens).
@@ -192,6 +209,8 @@ pub struct Server {
     pub pending_kills: Vec<usize>,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: blocking::Blocking,
+    /// Clients WATCHing keys.
+    pub watches: watch::Watches,
     /// TCP port actually bound (for INFO when `port 0`-style tests use it).
     pub port: u16,
     pub executable: String,
@@ -218,6 +237,7 @@ impl Server {
             shutdown: None,
             pending_kills: Vec::new(),
             blocking: blocking::Blocking::default(),
+            watches: watch::Watches::default(),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
         }
@@ -239,4 +259,39 @@ fn make_run_id(seed: i64) -> String {
             char::from_digit((x % 16) as u32, 16).unwrap_or('0')
         })
         .collect()
+}
+
+impl Server {
+    /// A key changed: fail the next EXEC of every client watching it.
+    pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        for &cid in self.watches.watchers(db, key) {
+            if let Some(c) = self.clients.get_mut(cid) {
+                c.watch_touched = true;
+            }
+        }
+    }
+
+    /// Drop every WATCH of client `cid` (EXEC, DISCARD, UNWATCH, RESET, close).
+    pub fn unwatch_all(&mut self, cid: usize) {
+        let Some(c) = self.clients.get_mut(cid) else { return };
+        let keys = std::mem::take(&mut c.watched);
+        c.watch_touched = false;
+        self.watches.unwatch(cid, &keys);
+        let track = !self.watches.is_empty();
+        for db in &mut self.keyspace.dbs {
+            db.track_expired = track;
+        }
+    }
+
+    /// Keys that expired since the last call count as touched for WATCH.
+    pub fn touch_expired_watched(&mut self) {
+        if self.watches.is_empty() {
+            return;
+        }
+        for i in 0..self.keyspace.dbs.len() {
+            for key in std::mem::take(&mut self.keyspace.dbs[i].expired_log) {
+                self.touch_watched(i, &key);
+            }
+        }
+    }
 }

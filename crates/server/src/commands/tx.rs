@@ -1,0 +1,89 @@
+//! Transactions: MULTI EXEC DISCARD WATCH UNWATCH. Commands between MULTI
+//! and EXEC are queued by the dispatcher (see `dispatch::run_command`); EXEC
+//! runs them back to back, so no other client's command interleaves, with
+//! blocking commands acting as their non-blocking forms. WATCH is optimistic
+//! locking: any change to a watched key makes EXEC reply a null array.
+use crate::dispatch::flags::*;
+use crate::dispatch::{call, Argv, CommandSpec, Ctx, Registry};
+use crate::server::Transaction;
+use crate::spec;
+
+const NONE: (i32, i32, i32) = (0, 0, 0);
+
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 5] = [
+    spec!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NONE, multi, "transactions", "1.2.0", "Starts a transaction.", ["fast", "transaction"]),
+    spec!("exec", 1, NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG, NONE, exec, "transactions", "1.2.0", "Executes all commands in a transaction.", ["slow", "transaction"]),
+    spec!("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NONE, discard, "transactions", "2.0.0", "Discards a transaction.", ["fast", "transaction"]),
+    spec!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, (1, -1, 1), watch, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", ["fast", "transaction"]),
+    spec!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, NONE, unwatch, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", ["fast", "transaction"]),
+];
+
+pub fn register(r: &mut Registry) {
+    r.add(&SPECS);
+}
+
+fn multi(ctx: &mut Ctx, _argv: &Argv) {
+    let c = ctx.client();
+    if c.tx.is_some() {
+        return ctx.r.error("ERR MULTI calls can not be nested");
+    }
+    c.tx = Some(Transaction::default());
+    ctx.r.ok();
+}
+
+fn discard(ctx: &mut Ctx, _argv: &Argv) {
+    if ctx.client().tx.take().is_none() {
+        return ctx.r.error("ERR DISCARD without MULTI");
+    }
+    ctx.srv.unwatch_all(ctx.cid);
+    ctx.r.ok();
+}
+
+fn exec(ctx: &mut Ctx, _argv: &Argv) {
+    let Some(tx) = ctx.client().tx.take() else { return ctx.r.error("ERR EXEC without MULTI") };
+    let touched = ctx.client().watch_touched || watched_key_expired(ctx);
+    ctx.srv.unwatch_all(ctx.cid);
+    if tx.aborted {
+        return ctx.r.error("EXECABORT Transaction discarded because of previous errors.");
+    }
+    if touched {
+        return ctx.r.null_array();
+    }
+    ctx.r.array(tx.queued.len());
+    let may_block = std::mem::replace(&mut ctx.may_block, false);
+    for (id, args) in &tx.queued {
+        let spec = ctx.srv.registry.spec(*id);
+        call(ctx, *id, spec, &Argv::new(&[], args));
+    }
+    ctx.may_block = may_block;
+}
+
+/// A watched key that is logically expired by now counts as changed, even if
+/// nobody has touched it yet (Redis 7.0's `isWatchedKeyExpired`).
+fn watched_key_expired(ctx: &mut Ctx) -> bool {
+    let now = ctx.now;
+    let watched = ctx.client().watched.clone();
+    watched.iter().any(|(db, key)| ctx.srv.keyspace.dbs[*db].is_stale(key, now))
+}
+
+fn watch(ctx: &mut Ctx, argv: &Argv) {
+    if ctx.client().tx.is_some() {
+        return ctx.r.error("ERR WATCH inside MULTI is not allowed");
+    }
+    for key in argv.iter_from(1) {
+        if ctx.srv.watches.watch(ctx.cid, ctx.db, key) {
+            let db = ctx.db;
+            ctx.client().watched.push((db, key.to_vec()));
+        }
+    }
+    for db in &mut ctx.srv.keyspace.dbs {
+        db.track_expired = true;
+    }
+    ctx.r.ok();
+}
+
+fn unwatch(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.srv.unwatch_all(ctx.cid);
+    ctx.r.ok();
+}

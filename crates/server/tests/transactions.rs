@@ -1,0 +1,156 @@
+//! MULTI/EXEC/DISCARD/WATCH over real TCP, checked against Redis 7.0.15's
+//! replies: queueing, EXECABORT, runtime errors in place, WATCH races from
+//! another connection, expiry and flushes as modifications, no interleaving.
+mod common;
+use std::io::Write;
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn queue_and_exec() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["SET", "s", "x"]), ok());
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["INCR", "s"]), simple("QUEUED"));
+    assert_eq!(c.cmd(&["SET", "t", "1"]), simple("QUEUED"));
+    assert_eq!(c.cmd(&["GET", "t"]), simple("QUEUED"));
+    // Runtime errors come back in place; the rest still runs (no rollback).
+    assert_eq!(c.cmd(&["EXEC"]), arr(vec![err("ERR value is not an integer or out of range"), ok(), bulk("1")]));
+}
+
+#[test]
+fn control_errors_match_redis() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["EXEC"]), err("ERR EXEC without MULTI"));
+    assert_eq!(c.cmd(&["DISCARD"]), err("ERR DISCARD without MULTI"));
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["MULTI"]), err("ERR MULTI calls can not be nested"));
+    assert_eq!(c.cmd(&["WATCH", "a"]), err("ERR WATCH inside MULTI is not allowed"));
+    // Neither error aborts the transaction.
+    assert_eq!(c.cmd(&["SET", "a", "1"]), simple("QUEUED"));
+    assert_eq!(c.cmd(&["EXEC"]), arr(vec![ok()]));
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["SET", "a", "2"]), simple("QUEUED"));
+    assert_eq!(c.cmd(&["DISCARD"]), ok());
+    assert_eq!(c.cmd(&["GET", "a"]), bulk("1"));
+}
+
+#[test]
+fn queueing_errors_abort_exec() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    for bad in [&["NOPE"][..], &["GET"][..]] {
+        assert_eq!(c.cmd(&["MULTI"]), ok());
+        assert_eq!(c.cmd(&["SET", "k", "v"]), simple("QUEUED"));
+        assert!(matches!(c.cmd(bad), Frame::Error(_)));
+        assert_eq!(c.cmd(&["EXEC"]), err("EXECABORT Transaction discarded because of previous errors."));
+    }
+    assert_eq!(c.cmd(&["EXISTS", "k"]), int(0));
+}
+
+#[test]
+fn watch_sees_another_clients_write() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    assert_eq!(a.cmd(&["SET", "k", "1"]), ok());
+    assert_eq!(a.cmd(&["WATCH", "k"]), ok());
+    assert_eq!(b.cmd(&["SET", "k", "2"]), ok());
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["SET", "k", "mine"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), Frame::Null);
+    assert_eq!(a.cmd(&["GET", "k"]), bulk("2"));
+    // The failed EXEC unwatched: the next transaction goes through.
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["SET", "k", "mine"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), arr(vec![ok()]));
+}
+
+#[test]
+fn watch_ignores_writes_that_change_nothing_and_unwatch_forgets() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    assert_eq!(a.cmd(&["SET", "k", "1"]), ok());
+    assert_eq!(a.cmd(&["WATCH", "k", "other"]), ok());
+    assert_eq!(b.cmd(&["SETNX", "k", "2"]), int(0));
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["INCR", "k"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), arr(vec![int(2)]));
+    assert_eq!(a.cmd(&["WATCH", "k"]), ok());
+    assert_eq!(a.cmd(&["UNWATCH"]), ok());
+    assert_eq!(b.cmd(&["SET", "k", "9"]), ok());
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["GET", "k"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), arr(vec![bulk("9")]));
+}
+
+#[test]
+fn expiry_and_flush_count_as_changes() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    assert_eq!(a.cmd(&["SET", "k", "1", "PX", "50"]), ok());
+    assert_eq!(a.cmd(&["WATCH", "k"]), ok());
+    std::thread::sleep(Duration::from_millis(120));
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["PING"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), Frame::Null);
+    assert_eq!(a.cmd(&["SET", "f", "1"]), ok());
+    assert_eq!(a.cmd(&["WATCH", "f"]), ok());
+    assert_eq!(b.cmd(&["FLUSHALL"]), ok());
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["PING"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), Frame::Null);
+}
+
+#[test]
+fn resp3_aborted_exec_is_null_and_blocking_commands_do_not_block() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    assert!(matches!(a.cmd(&["HELLO", "3"]), Frame::Map(_)));
+    assert_eq!(a.cmd(&["WATCH", "w"]), ok());
+    assert_eq!(b.cmd(&["SET", "w", "1"]), ok());
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["PING"]), simple("QUEUED"));
+    assert_eq!(a.raw_cmd(&["EXEC"]), b"_\r\n");
+    // Inside MULTI a blocking pop answers at once, like its non-blocking form.
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["BZPOPMIN", "nothing", "0"]), simple("QUEUED"));
+    assert_eq!(c.raw_cmd(&["EXEC"]), b"*1\r\n*-1\r\n");
+}
+
+#[test]
+fn pipelined_transaction_does_not_interleave() {
+    let srv = TestServer::start(&[]);
+    let mut a = srv.client();
+    let mut b = srv.client();
+    assert_eq!(a.cmd(&["SET", "c", "0"]), ok());
+    let n = 2000;
+    let mut req = Vec::new();
+    resp::encode_command(&mut req, &["MULTI"]);
+    for _ in 0..n {
+        resp::encode_command(&mut req, &["INCR", "c"]);
+    }
+    resp::encode_command(&mut req, &["EXEC"]);
+    // Another client hammers the same key meanwhile.
+    let port = srv.port;
+    let hammer = std::thread::spawn(move || {
+        let mut h = Client::connect(port);
+        for _ in 0..300 {
+            h.cmd(&["INCRBY", "c", "1000000"]);
+        }
+    });
+    a.stream.write_all(&req).unwrap();
+    assert_eq!(a.read_frame(), ok());
+    for _ in 0..n {
+        assert_eq!(a.read_frame(), simple("QUEUED"));
+    }
+    let Frame::Array(results) = a.read_frame() else { panic!("EXEC must return an array") };
+    hammer.join().unwrap();
+    let values: Vec<i64> =
+        results.iter().map(|f| if let Frame::Integer(i) = f { *i } else { panic!("{f:?}") }).collect();
+    assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "another client's write ran inside EXEC");
+    assert_eq!(b.cmd(&["PING"]), simple("PONG"));
+}
