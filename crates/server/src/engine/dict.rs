@@ -538,6 +538,13 @@ impl<V: fmt::Debug, S> fmt::Debug for Dict<V, S> {
     }
 }
 
+impl<V, S> Dict<V, S> {
+    /// Longest bucket chain (a measure of how well keys spread; tests).
+    pub fn longest_chain(&self) -> usize {
+        self.tables.iter().flatten().map(|b| chain_iter(b).count()).max().unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -834,5 +841,30 @@ mod tests {
         let a = next_random(&mut s);
         assert_ne!(s, 0);
         assert_ne!(a, next_random(&mut s));
+    }
+
+    /// Hash flooding: keys crafted so they all land in one bucket under an
+    /// unkeyed hash (SipHash with a known all-zero key) spread normally in the
+    /// keyspace's table, whose key is random per process.
+    #[test]
+    fn keys_crafted_to_collide_without_a_key_do_not_collide_with_one() {
+        use super::super::siphash::{siphash12, KeyedSip};
+        let mask = (1u64 << 12) - 1;
+        let crafted: Vec<Vec<u8>> = (0u64..)
+            .map(|i| format!("attack:{i}").into_bytes())
+            .filter(|k| siphash12(0, 0, k) & mask == 0)
+            .take(1500)
+            .collect();
+        let mut unkeyed: Dict<u32, KeyedSip> = Dict::with_hasher(KeyedSip::with_key(0, 0));
+        let mut keyed: Dict<u32> = Dict::new();
+        for (i, k) in crafted.iter().enumerate() {
+            unkeyed.insert(k, i as u32);
+            keyed.insert(k, i as u32);
+        }
+        // The attack works against a known key: one chain holds everything...
+        assert!(unkeyed.longest_chain() >= 1000, "crafting failed: {}", unkeyed.longest_chain());
+        // ...and does nothing against the random one.
+        assert!(keyed.longest_chain() <= 12, "longest chain {}", keyed.longest_chain());
+        assert!(crafted.iter().all(|k| keyed.get(k).is_some()));
     }
 }
