@@ -20,6 +20,13 @@ use crate::server::Server;
 
 /// Most bytes read from one connection per loop turn, for fairness.
 const READ_CAP: usize = 4 << 20;
+/// Most request bytes executed for one connection per loop turn, so one
+/// deep pipeline cannot hold the loop while other clients wait (at ~0.3 µs
+/// per small command this is a few milliseconds of work).
+const TURN_BUDGET: usize = 256 << 10;
+/// Unexecuted input kept in memory before reading pauses (while the client
+/// reads its replies; a client that does not is spilled instead).
+const READ_AHEAD: usize = 4 << 20;
 /// Smallest read attempted; the buffer grows past it for big pipelines.
 const MIN_READ: usize = 16 << 10;
 /// Buffers larger than this are released when they empty.
@@ -49,7 +56,8 @@ pub struct Conn {
     pub eof: bool,
     /// Execution stopped because replies are waiting for the client to read.
     pub paused: bool,
-    /// The read cap was hit: more input may be waiting without a new event.
+    /// Reading or executing stopped at a per-turn limit: the loop must come
+    /// back without waiting for an event.
     pub read_more: bool,
     /// Queued in the loop's flush list this turn.
     pub flush_queued: bool,
@@ -100,6 +108,11 @@ impl Conn {
         let mut total = 0;
         while total < READ_CAP && !self.eof {
             let in_mem = self.in_end - self.in_start;
+            if !self.paused && self.spill.is_none() && in_mem >= READ_AHEAD {
+                // Executing is behind reading: let TCP flow control pace the client.
+                self.read_more = true;
+                return Ok(total);
+            }
             let spilling = self.spill.is_some() || (self.paused && in_mem as u64 >= srv.config.pipeline_input_spill);
             let got = if spilling {
                 let n = read_some(&mut self.stream, scratch)?;
@@ -126,7 +139,7 @@ impl Conn {
                 }
             }
         }
-        self.read_more = total >= READ_CAP;
+        self.read_more |= total >= READ_CAP;
         Ok(total)
     }
 
@@ -184,7 +197,12 @@ impl Conn {
     /// for blocked clients: the loop serves them, then calls again.
     pub fn process(&mut self, srv: &mut Server, cid: usize, now: i64) -> Result<bool, Close> {
         let pause_at = srv.config.pipeline_output_pause as usize;
+        let mut executed = 0;
         loop {
+            if executed >= TURN_BUDGET && self.has_input() {
+                self.read_more = true;
+                return Ok(false);
+            }
             if self.pending_out() >= pause_at {
                 self.paused = true;
                 return Ok(false);
@@ -202,6 +220,7 @@ impl Conn {
                         dispatch::execute(srv, cid, &mut self.out, &Argv::new(frame, &self.args), now);
                     }
                     self.in_start += n;
+                    executed += n;
                     self.check_output_limits(srv)?;
                     if srv.blocking.has_ready() {
                         return Ok(true);

@@ -184,9 +184,6 @@ impl EventLoop {
             Ok(n) => {
                 self.srv.stats.net_input_bytes += n as u64;
                 self.srv.stats.io_reads += 1;
-                if conn.read_more {
-                    self.again.push(slot);
-                }
             }
             Err(e) => {
                 self.to_close.push((slot, Close::Gone(e.to_string())));
@@ -253,6 +250,9 @@ impl EventLoop {
         }
         self.queue_flush(slot);
         let Some(conn) = self.conns.get(slot) else { return };
+        if conn.read_more && !self.again.contains(&slot) {
+            self.again.push(slot);
+        }
         let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
         if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
             self.to_close.push((slot, Close::Gone("client closed connection".into())));
