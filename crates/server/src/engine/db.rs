@@ -160,6 +160,7 @@ impl Db {
         match self.get(key, now_ms) {
             None => Ok(None),
             Some(Entry { value: Value::Str(s), .. }) => Ok(Some(s)),
+            Some(_) => Err(EngineError::WrongType),
         }
     }
 

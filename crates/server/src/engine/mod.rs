@@ -5,6 +5,7 @@ pub mod bitmap;
 pub mod db;
 pub mod dict;
 pub mod glob;
+pub mod list;
 pub mod numeric;
 pub mod value;
 

@@ -1,6 +1,7 @@
 //! Stored values. Strings keep Redis's three encodings observable through
 //! `OBJECT ENCODING`: integers as `i64` ("int"), short strings created whole
 //! ("embstr", ≤ 44 bytes) and strings built or modified in place ("raw").
+use super::list::List;
 use super::numeric;
 
 /// Longest string Redis stores with the embstr encoding.
@@ -103,6 +104,7 @@ impl Str {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Str(Str),
+    List(List),
 }
 
 impl Value {
@@ -110,6 +112,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
         }
     }
 
@@ -117,6 +120,7 @@ impl Value {
     pub fn encoding(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding(),
+            Value::List(l) => l.encoding(),
         }
     }
 }
