@@ -6,6 +6,8 @@ pub mod command_cmd;
 pub mod conn;
 pub mod info;
 pub mod keys;
+pub mod list;
+mod list_block;
 pub mod server;
 pub mod string;
 
@@ -19,6 +21,7 @@ pub fn register_all(r: &mut Registry) {
     keys::register(r);
     string::register(r);
     bitmap::register(r);
+    list::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.
