@@ -170,3 +170,4 @@ class Gen:
 
 
 import groups_core  # noqa: E402,F401  (registers the core command groups)
+import groups_lists  # noqa: E402,F401  (registers the list command group)

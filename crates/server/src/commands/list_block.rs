@@ -67,9 +67,11 @@ fn first_ready(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Option<usize>, ()> {
     Ok(None)
 }
 
-/// Block on `keys`, or reply as on timeout where blocking is not allowed.
+/// Block on `keys`, or reply `kind` at once where blocking is not allowed.
+/// Redis 7.0 times every list waiter out with a null array (even BLMOVE,
+/// whose immediate no-data reply is a null bulk).
 fn block_or_timeout(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<i64>, kind: TimeoutReply, argv: &Argv) {
-    if !ctx.block_on(keys, deadline, kind, argv) {
+    if !ctx.block_on(keys, deadline, TimeoutReply::NullArray, argv) {
         match kind {
             TimeoutReply::NullArray => ctx.r.null_array(),
             TimeoutReply::Null => ctx.r.null(),
