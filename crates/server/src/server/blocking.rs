@@ -133,10 +133,13 @@ impl Blocking {
     }
 
     /// Clients whose deadline has passed, removed from the deadline index.
+    /// Strictly passed: deadlines are whole milliseconds after a clock that
+    /// was floored, so firing at `now == deadline` could answer up to 1 ms
+    /// before the requested timeout.
     pub fn expired(&mut self, now_ms: i64) -> Vec<usize> {
         let mut out = Vec::new();
         while let Some(&(d, cid)) = self.deadlines.first() {
-            if d > now_ms {
+            if d >= now_ms {
                 break;
             }
             self.deadlines.pop_first();
@@ -223,7 +226,8 @@ mod tests {
         assert_eq!(b.next_deadline(), Some(100));
         assert_eq!(b.expired(250), vec![2]);
         assert_eq!(b.expired(250), Vec::<usize>::new());
-        assert_eq!(b.expired(300), vec![1]);
+        assert_eq!(b.expired(300), Vec::<usize>::new());
+        assert_eq!(b.expired(301), vec![1]);
     }
 
     #[test]
