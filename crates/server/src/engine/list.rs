@@ -171,6 +171,10 @@ struct Node {
     /// Offset of the last entry (meaningful when `count > 0`).
     last: usize,
     count: u32,
+    /// Offsets of every entry, built by the first tail pop and kept while
+    /// only the tail changes, so repeated tail pops are O(1) without a
+    /// per-entry back-length. Any other edit drops it.
+    tail_offs: Option<Vec<usize>>,
 }
 
 impl Node {
@@ -186,6 +190,7 @@ impl Node {
 
     /// Recount entries and find the last one.
     fn rescan(&mut self) {
+        self.tail_offs = None;
         let (mut off, mut count, mut last) = (self.start, 0, self.start);
         while off < self.buf.len() {
             last = off;
@@ -206,6 +211,7 @@ impl Node {
 
     fn compact(&mut self) {
         if self.start > 0 {
+            self.tail_offs = None;
             self.buf.drain(..self.start);
             self.last -= self.start.min(self.last);
             self.start = 0;
@@ -217,12 +223,16 @@ impl Node {
             self.compact();
         }
         self.last = self.buf.len();
+        if let Some(offs) = &mut self.tail_offs {
+            offs.push(self.last);
+        }
         self.buf.extend_from_slice(enc);
         self.count += 1;
     }
 
     /// Prepend, keeping room in front so repeated prepends are O(1) amortized.
     fn push_front(&mut self, enc: &[u8], room_hint: usize) {
+        self.tail_offs = None;
         if self.start < enc.len() {
             let live = self.live();
             let head = enc.len() + live.min(room_hint.saturating_sub(live + enc.len()));
@@ -250,13 +260,18 @@ impl Node {
     }
 
     fn pop_front(&mut self) {
+        self.tail_offs = None;
         self.start = next_off(&self.buf, self.start);
         self.count -= 1;
     }
 
     fn pop_back(&mut self) {
+        let mut offs = self.tail_offs.take().unwrap_or_else(|| self.offsets());
+        offs.pop();
         self.buf.truncate(self.last);
-        self.rescan();
+        self.count -= 1;
+        self.last = offs.last().copied().unwrap_or(self.start);
+        self.tail_offs = Some(offs);
     }
 
     /// Offset of entry `i` (0-based within the node).
