@@ -173,7 +173,7 @@ pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, &'static st
         },
     };
     let ms = secs * 1000.0;
-    const LIMIT: f64 = 9.223_372_036_854_775_808e18;
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
     let tval = if ms > -LIMIT && ms < LIMIT { ms.trunc() as i64 } else { i64::MIN };
     if tval < 0 {
         return Err(NEGATIVE);
