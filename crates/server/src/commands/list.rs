@@ -298,13 +298,9 @@ fn lpos(ctx: &mut Ctx, argv: &Argv) {
 /// LPOS's scan: matches from the `rank`-th on (negative: from the tail),
 /// at most `count` of them (0 = all; None = just one), looking at no more
 /// than `maxlen` elements (0 = all). Like Redis, a rank of i64::MIN stays
-/// negative when flipped, so every match qualifies.
+/// negative when flipped, so every match qualifies (and COUNT never stops
+/// the scan).
 fn find_positions(list: &List, needle: Needle, rank: i64, count: Option<i64>, maxlen: i64) -> Vec<usize> {
-    let want = match count {
-        None => 1,
-        Some(0) => usize::MAX,
-        Some(c) => c as usize,
-    };
     let limit = if maxlen == 0 { usize::MAX } else { maxlen as usize };
     let from_tail = rank < 0;
     let rank = if from_tail { rank.wrapping_neg() } else { rank };
@@ -318,7 +314,13 @@ fn find_positions(list: &List, needle: Needle, rank: i64, count: Option<i64>, ma
             matches += 1;
             if matches >= rank {
                 out.push(index);
-                return out.len() < want;
+                // Redis stops once `matches - rank + 1` reaches COUNT; that
+                // wraps for a rank of i64::MIN, which then returns all.
+                return match count {
+                    None => false,
+                    Some(0) => true,
+                    Some(c) => matches.wrapping_sub(rank).wrapping_add(1) < c,
+                };
             }
         }
         true
