@@ -4,7 +4,7 @@ EXECABORT is compared too), and WATCH/UNWATCH around them, touched or not
 by the same client's own writes."""
 from generator import GROUPS, command
 
-INNER_GROUPS = [g for g in ("strings", "bitmaps", "keys", "hashes", "sets", "zsets", "errors") if g]
+INNER_GROUPS = ["strings", "bitmaps", "keys", "lists", "hashes", "sets", "zsets", "errors"]
 
 
 def _order_free(cmd):

@@ -8,6 +8,8 @@ pub mod hash;
 pub mod hll;
 pub mod info;
 pub mod keys;
+pub mod list;
+mod list_block;
 pub mod server;
 pub mod set;
 pub mod string;
@@ -33,6 +35,7 @@ pub fn register_all(r: &mut Registry) {
     zrange::register(r);
     zsetops::register(r);
     hll::register(r);
+    list::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

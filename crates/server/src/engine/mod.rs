@@ -9,6 +9,7 @@ pub mod hash;
 pub mod hll;
 pub mod hll_sparse;
 pub mod keybuf;
+pub mod list;
 pub mod numeric;
 pub mod set;
 pub mod siphash;

@@ -1,6 +1,7 @@
 //! Stored values. Strings keep Redis's three encodings observable through
 //! `OBJECT ENCODING`: integers as `i64` ("int"), short strings created whole
 //! ("embstr", ≤ 44 bytes) and strings built or modified in place ("raw").
+use super::list::List;
 use super::numeric;
 
 /// Longest string Redis stores with the embstr encoding.
@@ -147,6 +148,7 @@ pub enum Value {
     Hash(super::hash::Hash),
     Set(super::set::Set),
     ZSet(Box<super::zset::ZSet>),
+    List(List),
 }
 
 impl Value {
@@ -157,6 +159,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::List(_) => "list",
         }
     }
 
@@ -167,6 +170,7 @@ impl Value {
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
             Value::ZSet(z) => z.encoding(),
+            Value::List(l) => l.encoding(),
         }
     }
 }

@@ -271,7 +271,8 @@ impl EventLoop {
     fn sleep_budget(&self) -> Duration {
         let mut d = self.next_cron.saturating_duration_since(Instant::now());
         if let Some(deadline) = self.srv.blocking.next_deadline() {
-            let ms = (deadline - unix_ms()).max(0) as u64;
+            // Expiry fires once the clock is past the deadline.
+            let ms = (deadline + 1 - unix_ms()).max(0) as u64;
             d = d.min(Duration::from_millis(ms));
         }
         d

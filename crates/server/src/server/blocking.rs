@@ -133,10 +133,13 @@ impl Blocking {
     }
 
     /// Clients whose deadline has passed, removed from the deadline index.
+    /// Strictly passed: deadlines are whole milliseconds after a clock that
+    /// was floored, so firing at `now == deadline` could answer up to 1 ms
+    /// before the requested timeout.
     pub fn expired(&mut self, now_ms: i64) -> Vec<usize> {
         let mut out = Vec::new();
         while let Some(&(d, cid)) = self.deadlines.first() {
-            if d > now_ms {
+            if d >= now_ms {
                 break;
             }
             self.deadlines.pop_first();
@@ -146,25 +149,42 @@ impl Blocking {
     }
 }
 
-/// Parse a blocking timeout in seconds (fractions allowed) into an absolute
-/// deadline; `Ok(None)` for 0 (wait forever). Errors use Redis's texts.
+/// Parse a blocking timeout in seconds into an absolute deadline, exactly
+/// as Redis 7.0's `getTimeoutFromObjectOrReply` does: any long double
+/// `strtold` takes (hex, exponents, `inf`), times 1000 and *truncated* to
+/// an integer the way a C cast does on x86 (out-of-range values, infinities
+/// included, become `LLONG_MIN`, hence "negative"). `Ok(None)` means wait
+/// forever, which includes anything below one millisecond.
 pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, &'static str> {
+    use crate::engine::numeric::{classify_long_double, incr_by_float, LongDoubleKind};
     const NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
-    let secs = std::str::from_utf8(arg).ok().and_then(|s| s.parse::<f64>().ok()).ok_or(NOT_FLOAT)?;
-    if !secs.is_finite() || arg.first().is_some_and(|b| b.is_ascii_whitespace()) {
-        return Err(NOT_FLOAT);
+    const NEGATIVE: &str = "ERR timeout is negative";
+    let secs = match classify_long_double(arg) {
+        LongDoubleKind::Invalid => return Err(NOT_FLOAT),
+        LongDoubleKind::Infinite => return Err(NEGATIVE),
+        // Plain decimal text parses directly; other forms (hex) go through
+        // the long double helper, which prints them in decimal.
+        LongDoubleKind::Finite => match std::str::from_utf8(arg).ok().and_then(|s| s.parse::<f64>().ok()) {
+            Some(v) => v,
+            None => incr_by_float(b"0", arg)
+                .ok()
+                .and_then(|t| String::from_utf8(t).ok()?.parse::<f64>().ok())
+                .ok_or(NOT_FLOAT)?,
+        },
+    };
+    let ms = secs * 1000.0;
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let tval = if ms > -LIMIT && ms < LIMIT { ms.trunc() as i64 } else { i64::MIN };
+    if tval < 0 {
+        return Err(NEGATIVE);
     }
-    if secs < 0.0 {
-        return Err("ERR timeout is negative");
-    }
-    if secs == 0.0 {
+    if tval == 0 {
         return Ok(None);
     }
-    let ms = (secs * 1000.0).ceil();
-    if ms > (i64::MAX - now_ms) as f64 {
+    if tval > i64::MAX - now_ms {
         return Err("ERR timeout is out of range");
     }
-    Ok(Some(now_ms + ms as i64))
+    Ok(Some(now_ms + tval))
 }
 
 #[cfg(test)]
@@ -206,7 +226,8 @@ mod tests {
         assert_eq!(b.next_deadline(), Some(100));
         assert_eq!(b.expired(250), vec![2]);
         assert_eq!(b.expired(250), Vec::<usize>::new());
-        assert_eq!(b.expired(300), vec![1]);
+        assert_eq!(b.expired(300), Vec::<usize>::new());
+        assert_eq!(b.expired(301), vec![1]);
     }
 
     #[test]
@@ -216,6 +237,11 @@ mod tests {
         assert_eq!(parse_timeout(b"2", 1000), Ok(Some(3000)));
         assert_eq!(parse_timeout(b"-1", 0), Err("ERR timeout is negative"));
         assert_eq!(parse_timeout(b"abc", 0), Err("ERR timeout is not a float or out of range"));
-        assert_eq!(parse_timeout(b"inf", 0), Err("ERR timeout is not a float or out of range"));
+        assert_eq!(parse_timeout(b"inf", 0), Err("ERR timeout is negative"));
+        assert_eq!(parse_timeout(b"1e400", 0), Err("ERR timeout is negative"));
+        assert_eq!(parse_timeout(b"0x1", 1000), Ok(Some(2000)));
+        assert_eq!(parse_timeout(b"0.0001", 1000), Ok(None));
+        assert_eq!(parse_timeout(b"0.0019", 1000), Ok(Some(1001)));
+        assert_eq!(parse_timeout(b" 1", 0), Err("ERR timeout is not a float or out of range"));
     }
 }
