@@ -20,18 +20,13 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "support"))
 import servers  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_sys import rss_bytes  # noqa: E402
 
 VALUE = b"v" * 1024
 GET = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"
 REPLY = b"$1024\r\n" + VALUE + b"\r\n"
 
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def run_one(srv, n):
@@ -39,7 +34,7 @@ def run_one(srv, n):
         s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1024\r\n" + VALUE + b"\r\n")
         assert s.recv(5) == b"+OK\r\n"
     time.sleep(0.2)
-    base = rss_kib(srv.proc.pid)
+    base = (rss_bytes(srv.proc.pid) // 1024)
     peak = base
     sock = socket.create_connection((srv.host, srv.port))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
@@ -56,7 +51,7 @@ def run_one(srv, n):
     t.start()
     # Read nothing until the whole pipeline is written (or 120 s pass).
     while not done.wait(0.05):
-        peak = max(peak, rss_kib(srv.proc.pid))
+        peak = max(peak, (rss_bytes(srv.proc.pid) // 1024))
         if time.monotonic() - started > 120:
             break
     wrote_all = done.is_set()
@@ -67,7 +62,7 @@ def run_one(srv, n):
     ok_order = True
     sock.settimeout(60)
     while got < expected:
-        peak = max(peak, rss_kib(srv.proc.pid)) if got % (64 << 20) < (1 << 20) else peak
+        peak = max(peak, (rss_bytes(srv.proc.pid) // 1024)) if got % (64 << 20) < (1 << 20) else peak
         data = sock.recv(1 << 20)
         if not data:
             break

@@ -22,24 +22,12 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "support"))
 import servers  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_sys import rss_bytes  # noqa: E402
+from lib_load import resp as enc  # noqa: E402
 
 BATCH = 1000
 
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Conn:
@@ -96,12 +84,12 @@ def run(profile, n):
             c = Conn(srv)
             c.call("PING")
             time.sleep(0.2)
-            before = rss_kib(srv.proc.pid)
+            before = (rss_bytes(srv.proc.pid) // 1024)
             t = time.perf_counter()
             build(c, profile, n)
             build_s = time.perf_counter() - t
             time.sleep(0.2)
-            grown = rss_kib(srv.proc.pid) - before
+            grown = (rss_bytes(srv.proc.pid) // 1024) - before
             assert c.call("LLEN", "biglist") == b":%d" % n
             samples.append([c.call("LRANGE", "biglist", a, a + 20) for a in (0, n // 3, n - 21)])
             t = time.perf_counter()

@@ -15,20 +15,17 @@ tests/support/servers.py; the default volley binary is the release build).
 import argparse
 import random
 import subprocess
+import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from servers import start_redis, start_volley  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_sys import rss_bytes  # noqa: E402
+from lib_load import resp  # noqa: E402
 
-
-def resp(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def payload(kind, n, seed=1):
@@ -45,24 +42,18 @@ def payload(kind, n, seed=1):
     return b"".join(cmds)
 
 
-def rss_kb(pid):
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
-
 
 def measure(start, kind, n):
     data = payload(kind, n)
     with start() as srv:
         time.sleep(0.2)
-        before = rss_kb(srv.proc.pid)
+        before = (rss_bytes(srv.proc.pid) // 1024)
         subprocess.run(["redis-cli", "-p", str(srv.port), "--pipe"], input=data, check=True,
                        stdout=subprocess.DEVNULL)
         enc = subprocess.run(["redis-cli", "-p", str(srv.port), "OBJECT", "ENCODING", f"{kind}:0"],
                              capture_output=True, check=True).stdout.decode().strip()
         time.sleep(0.2)
-        return rss_kb(srv.proc.pid) - before, enc
+        return (rss_bytes(srv.proc.pid) // 1024) - before, enc
 
 
 def main():

@@ -18,22 +18,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "support"))
 import servers  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lib_sys import rss_bytes  # noqa: E402
+from lib_load import resp as enc  # noqa: E402
 
 
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Conn:
@@ -78,7 +67,7 @@ def run(srv, n, batch=1000):
     c = Conn(srv.port)
     order = list(range(n))
     random.Random(1).shuffle(order)
-    base = rss_kib(srv.proc.pid)
+    base = (rss_bytes(srv.proc.pid) // 1024)
     t0 = time.perf_counter()
     for start in range(0, n, batch):
         args = []
@@ -86,7 +75,7 @@ def run(srv, n, batch=1000):
             args += [str(i * 1.5), f"member:{i}"]
         c.pipeline(enc("ZADD", "z", *args), 1)
     load = time.perf_counter() - t0
-    grown = rss_kib(srv.proc.pid) - base
+    grown = (rss_bytes(srv.proc.pid) // 1024) - base
     probes = [random.Random(2).randrange(n) for _ in range(1)]
     rng = random.Random(2)
     probes = [rng.randrange(n) for _ in range(20000)]
