@@ -187,3 +187,23 @@ fn blocking_errors_and_immediate_data() {
         err("WRONGTYPE Operation against a key holding the wrong kind of value")
     );
 }
+
+/// A blocked command counts as one call however often it was re-run.
+#[test]
+fn a_served_blocking_command_counts_once() {
+    let srv = TestServer::start(&[]);
+    let mut waiter = srv.client();
+    let mut other = srv.client();
+    waiter.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // Writes to the key that leave it empty re-run the command without serving it.
+    for _ in 0..3 {
+        assert_eq!(other.cmd(&["SET", "q", "x"]), ok());
+        assert_eq!(other.cmd(&["DEL", "q"]), int(1));
+    }
+    assert_eq!(other.cmd(&["RPUSH", "q", "v"]), int(1));
+    assert_eq!(waiter.read_frame(), arr(vec![bulk("q"), bulk("v")]));
+    let Frame::Bulk(info) = other.cmd(&["INFO", "commandstats"]) else { panic!("INFO reply") };
+    let info = String::from_utf8(info).unwrap();
+    assert!(info.contains("cmdstat_blpop:calls=1,"), "{info}");
+}

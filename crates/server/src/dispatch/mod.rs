@@ -172,7 +172,7 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
     }
     let errors = ctx.r.errors as u64;
     ctx.srv.stats.error_replies += errors;
-    ctx.srv.stats.commands_processed += 1;
+    ctx.srv.stats.commands_processed += u64::from(!blocked_now(&ctx));
     let Some(client) = ctx.srv.clients.get_mut(cid) else {
         return;
     };
@@ -264,6 +264,10 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
         }
     }
     ctx.srv.touch_expired_watched();
+    if blocked_now(ctx) {
+        // Counted once, by the run that serves it (as Redis does).
+        return;
+    }
     let stats = &mut ctx.srv.stats.commands[id];
     stats.calls += 1;
     stats.ticks += spent;
@@ -272,6 +276,15 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     }
     if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
         c.last_cmd = Some(id);
+    }
+}
+
+/// Whether the command just run left its client blocked (a first block, or
+/// a re-run that found nothing yet).
+fn blocked_now(ctx: &Ctx) -> bool {
+    match ctx.srv.blocking.rerun {
+        Some((cid, again)) if cid == ctx.cid => again,
+        _ => ctx.srv.blocking.is_blocked(ctx.cid),
     }
 }
 
