@@ -154,3 +154,19 @@ fn pipelined_transaction_does_not_interleave() {
     assert!(values.windows(2).all(|w| w[1] == w[0] + 1), "another client's write ran inside EXEC");
     assert_eq!(b.cmd(&["PING"]), simple("PONG"));
 }
+
+#[test]
+fn client_list_shows_multi_and_blocked_clients() {
+    let srv = TestServer::start(&[]);
+    let mut tx = srv.client();
+    let mut waiter = srv.client();
+    let mut admin = srv.client();
+    assert_eq!(tx.cmd(&["MULTI"]), ok());
+    assert_eq!(tx.cmd(&["PING"]), simple("QUEUED"));
+    waiter.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n");
+    std::thread::sleep(Duration::from_millis(50));
+    let Frame::Bulk(list) = admin.cmd(&["CLIENT", "LIST"]) else { panic!("CLIENT LIST reply") };
+    let list = String::from_utf8(list).unwrap();
+    assert!(list.lines().any(|l| l.contains(" flags=x ") && l.contains(" multi=1 ")), "{list}");
+    assert!(list.lines().any(|l| l.contains(" flags=b ") && l.contains(" cmd=blpop ")), "{list}");
+}

@@ -71,8 +71,18 @@ fn getname(ctx: &mut Ctx, _argv: &Argv) {
 
 /// One CLIENT LIST line in Redis 7.0's field order, without the newline.
 /// `cmd` is the full name of the client's last command.
-fn client_line(c: &ClientInfo, cmd: &str, now_ms: i64) -> String {
+fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, now_ms: i64) -> String {
+    // Redis's flag letters, in its order: x MULTI, b blocked, d WATCH touched.
     let mut flags = String::new();
+    if c.tx.is_some() {
+        flags.push('x');
+    }
+    if blocked {
+        flags.push('b');
+    }
+    if c.watch_touched {
+        flags.push('d');
+    }
     if c.close_after_reply {
         flags.push('c');
     }
@@ -86,7 +96,7 @@ fn client_line(c: &ClientInfo, cmd: &str, now_ms: i64) -> String {
     let mut s = String::with_capacity(320);
     let _ = write!(
         s,
-        "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub=0 psub=0 ssub=0 multi=-1 \
+        "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub=0 psub=0 ssub=0 multi={} \
          qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} tot-mem={} events=r cmd={cmd} \
          user=default redir=-1 resp={}",
         c.id,
@@ -96,6 +106,7 @@ fn client_line(c: &ClientInfo, cmd: &str, now_ms: i64) -> String {
         (now_ms - c.created_ms).max(0) / 1000,
         (now_ms - c.last_interaction_ms).max(0) / 1000,
         c.db,
+        c.tx.as_ref().map_or(-1, |t| t.queued.len() as i64),
         c.qbuf,
         c.argv_mem,
         c.omem,
@@ -114,7 +125,7 @@ fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str) -> String {
     } else {
         c.last_cmd.map_or_else(|| "NULL".to_string(), |id| ctx.srv.registry.full_name(id).to_string())
     };
-    client_line(c, &cmd, ctx.now)
+    client_line(c, ctx.srv.blocking.is_blocked(slot), &cmd, ctx.now)
 }
 
 /// Parse a client type name; every client here is `normal`.

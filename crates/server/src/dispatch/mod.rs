@@ -199,6 +199,11 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
             return;
         }
     }
+    // Recorded at lookup, as Redis does, so CLIENT LIST names queued and
+    // blocked commands too.
+    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
+        c.last_cmd = Some(id);
+    }
     if queue_in_transaction(ctx, id, spec, argv) {
         return;
     }
@@ -273,9 +278,6 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     stats.ticks += spent;
     if ctx.r.errors > errors_before {
         stats.failed += 1;
-    }
-    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
-        c.last_cmd = Some(id);
     }
 }
 
