@@ -15,6 +15,7 @@ use resp::{encode_command, Frame};
 
 use crate::conn::{ok_reply, proto_err, Conn};
 use crate::proxy::{spawn_proxy, ProxyHandle};
+use crate::sets::Tickets;
 use crate::sets::{
     check, coalesced_sets, dbsize, delete_set_keys, pipelined_sets, set_key, set_val, verify_sets, PREFIX,
 };
@@ -280,7 +281,7 @@ fn set_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     delete_set_keys(&mut cx.conn, n, chunk)?;
 
     let pb = cx.bar(n, "SET coalesced".into());
-    let el = coalesced_sets(cx.target, cx.opts.password.as_deref(), n, &pb)?;
+    let el = coalesced_sets(cx.target, cx.opts.password.as_deref(), n, Tickets::HoldAll, &pb)?;
     pb.finish_and_clear();
     let label = format!("{} SET, coalesced (volley_client::Coalescer)", human(n));
     let mut c = row(SEED, label, n, (el, n), "38.0 s (MSETs, 100k buffer)");

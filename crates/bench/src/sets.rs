@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use resp::{encode_command, Frame};
-use volley_client::{aio, Coalescer, CoalescerConfig, ConnectOptions};
+use volley_client::{aio, Coalescer, CoalescerConfig, ConnectOptions, Ticket};
 
 use crate::conn::{ok_reply, proto_err, Conn};
 
@@ -108,13 +108,30 @@ fn client_err(e: volley_client::Error) -> io::Error {
     io::Error::other(e.to_string())
 }
 
+/// How the application awaits its coalesced SETs' tickets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tickets {
+    /// Keep every ticket, flush, then await them all (memory grows with n).
+    HoldAll,
+    /// Hand each ticket to a task that awaits them in order while submitting
+    /// goes on (memory bounded by the coalescer's `max_ops`).
+    AwaitAsResolved,
+}
+
 /// SET keys 0..n through a `volley_client::Coalescer` (default config) on a
 /// fresh current-thread tokio runtime, as an application would: submit every
 /// `set` without awaiting its outcome (the coalescer's `max_ops` back-pressure
-/// bounds what is buffered), flush, then await every ticket. Merged MSETs go
-/// out as soon as the flusher is free, not one round trip per `max_args`.
-/// Returns the wall time from the first submit to the last ticket.
-pub fn coalesced_sets(addr: SocketAddr, password: Option<&str>, n: usize, pb: &ProgressBar) -> io::Result<Duration> {
+/// bounds what is buffered), flush, then await every ticket (`tickets` says
+/// whether they are all held until then). Merged MSETs go out as soon as the
+/// flusher is free, not one round trip per `max_args`. Returns the wall time
+/// from the first submit to the last ticket.
+pub fn coalesced_sets(
+    addr: SocketAddr,
+    password: Option<&str>,
+    n: usize,
+    tickets: Tickets,
+    pb: &ProgressBar,
+) -> io::Result<Duration> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async {
         let mut opts = ConnectOptions::new(&addr.ip().to_string(), addr.port());
@@ -122,22 +139,34 @@ pub fn coalesced_sets(addr: SocketAddr, password: Option<&str>, n: usize, pb: &P
         let conn = aio::Connection::connect(&opts).await.map_err(client_err)?;
         let co = Coalescer::new(conn, CoalescerConfig::default());
         let start = Instant::now();
-        let mut tickets = Vec::with_capacity(n);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Ticket<()>>();
+        let reaper = tokio::spawn(async move {
+            let (mut errs, mut first) = (0usize, None);
+            while let Some(t) = rx.recv().await {
+                if let Err(e) = t.await {
+                    errs += 1;
+                    first.get_or_insert(e);
+                }
+            }
+            (errs, first)
+        });
+        let mut held = Vec::with_capacity(if tickets == Tickets::HoldAll { n } else { 0 });
         for i in 0..n {
-            tickets.push(co.set(set_key(i), set_val(i)).await.map_err(client_err)?);
+            let t = co.set(set_key(i), set_val(i)).await.map_err(client_err)?;
+            match tickets {
+                Tickets::HoldAll => held.push(t),
+                Tickets::AwaitAsResolved => drop(tx.send(t)),
+            }
             if i % 4096 == 0 {
                 pb.set_position(i as u64);
             }
         }
         co.flush().await.map_err(client_err)?;
-        let mut errs = 0usize;
-        let mut first = None;
-        for t in tickets {
-            if let Err(e) = t.await {
-                errs += 1;
-                first.get_or_insert(e);
-            }
+        for t in held {
+            drop(tx.send(t));
         }
+        drop(tx);
+        let (errs, first) = reaper.await.map_err(io::Error::other)?;
         let el = start.elapsed();
         match first {
             Some(e) => Err(proto_err(format!("{errs} coalesced SETs failed, first: {e}"))),
