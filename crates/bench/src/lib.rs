@@ -7,10 +7,15 @@
 //! - [`conn`]: a small blocking RESP connection on top of the `resp` codec.
 //! - [`seeds`]: the seed experiments and their table.
 //! - [`sweep`] and [`plot`]: depth × RTT sweeps, CSV and PNG output.
+//! - [`sets`]: the 1M-SET modes (pipelined chunks, `volley_client::Coalescer`).
+//! - [`targets`] and [`multiplex`]: the acceptance targets as ratios.
 pub mod conn;
+pub mod multiplex;
 pub mod plot;
 pub mod proxy;
 pub mod seeds;
+pub mod sets;
 pub mod sweep;
+pub mod targets;
 
 pub use proxy::{parse_duration, spawn_proxy, ProxyHandle};

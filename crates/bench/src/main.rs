@@ -1,4 +1,4 @@
-//! The `volley-bench` command line: `proxy`, `seeds` and `sweep`.
+//! The `volley-bench` command line: `proxy`, `seeds`, `sweep` and `targets`.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use volley_bench::conn::resolve;
 use volley_bench::seeds::{format_table, run_seeds, SeedOpts};
 use volley_bench::sweep::{format_points, run_sweep, SweepOpts};
+use volley_bench::targets::{format_targets, run_targets, set_child, Target, TargetOpts};
 use volley_bench::{parse_duration, proxy};
 
 #[derive(Parser)]
@@ -56,6 +57,51 @@ enum Cmd {
         /// Run at most this many one-by-one commands per row and extrapolate.
         #[arg(long, default_value_t = 10_000)]
         max_serial: usize,
+    },
+    /// Check the targets (RTT arithmetic, coalescing, auto-pipelining): PASS/FAIL with ratios.
+    #[command(disable_help_flag = true)]
+    Targets {
+        /// Print help (`-h` is the host, as in redis-cli).
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
+        /// Server host (all servers).
+        #[arg(short = 'h', long, default_value = "127.0.0.1")]
+        host: String,
+        /// Port of the server under test (volley-server).
+        #[arg(short, long, default_value_t = 6380)]
+        port: u16,
+        /// Also run every target against a redis-server on this port, as reference.
+        #[arg(long)]
+        redis_port: Option<u16>,
+        /// AUTH password (all servers).
+        #[arg(short = 'a', long)]
+        password: Option<String>,
+        /// RTT for the GET targets.
+        #[arg(long, default_value = "3.3ms", value_parser = parse_duration)]
+        rtt: Duration,
+        /// RTT for the 1M-SET target.
+        #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+        set_rtt: Duration,
+        /// Multiply all counts and batch sizes (e.g. 0.01 for a quick run).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Alternating rounds of the auto-pipelining comparison (medians are compared).
+        #[arg(long, default_value_t = 3)]
+        mux_rounds: usize,
+    },
+    /// (internal) One 1M-SET mode in its own process, for `targets`' peak-RSS check.
+    #[command(hide = true)]
+    SetChild {
+        #[arg(long)]
+        addr: SocketAddr,
+        #[arg(long)]
+        mode: String,
+        #[arg(long)]
+        n: usize,
+        #[arg(long)]
+        chunk: usize,
+        #[arg(short = 'a', long)]
+        password: Option<String>,
     },
     /// Throughput (GET, SET) against pipeline depth and RTT; CSV and PNG output.
     Sweep {
@@ -121,6 +167,28 @@ fn run(cli: Cli) -> Result<bool, String> {
             );
             print!("{}", format_table(&rows, &title));
             Ok(rows.iter().all(|r| r.check.is_ok()))
+        }
+        Cmd::Targets { host, port, redis_port, password, rtt, set_rtt, scale, mux_rounds, .. } => {
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let mut servers = vec![("volley-server", port)];
+            servers.extend(redis_port.map(|p| ("redis-server (reference)", p)));
+            let mut all_pass = true;
+            for (name, port) in servers {
+                let addr = resolve(&host, port).map_err(|e| e.to_string())?;
+                let opts =
+                    TargetOpts { addr, password: password.clone(), rtt, set_rtt, scale, mux_rounds, exe: exe.clone() };
+                let mut on =
+                    |t: &Target| eprintln!("  {}: {} ({})", t.name, t.measured, if t.pass { "PASS" } else { "FAIL" });
+                let ts = run_targets(&opts, &mut on).map_err(|e| e.to_string())?;
+                let title = format!("volley-bench targets: {name} at {addr}, scale {scale}");
+                print!("{}", format_targets(&ts, &title));
+                all_pass &= ts.iter().all(|t| t.pass || t.info);
+            }
+            Ok(all_pass)
+        }
+        Cmd::SetChild { addr, mode, n, chunk, password } => {
+            println!("{}", set_child(addr, password.as_deref(), &mode, n, chunk).map_err(|e| e.to_string())?);
+            Ok(true)
         }
         Cmd::Sweep { servers, password, depths, rtts, repeat, budget, warmup, out } => {
             let servers = parse_servers(&servers)?;

@@ -15,6 +15,10 @@ use resp::{encode_command, Frame};
 
 use crate::conn::{ok_reply, proto_err, Conn};
 use crate::proxy::{spawn_proxy, ProxyHandle};
+use crate::sets::Tickets;
+use crate::sets::{
+    check, coalesced_sets, dbsize, delete_set_keys, pipelined_sets, set_key, set_val, verify_sets, PREFIX,
+};
 
 /// What to run and where.
 #[derive(Debug, Clone)]
@@ -52,10 +56,10 @@ pub struct Row {
     pub check: Result<String, String>,
 }
 
-const PREFIX: &str = "volley-bench:";
-
 struct Ctx {
     conn: Conn,
+    /// Where `conn` points (the proxy when one is used).
+    target: SocketAddr,
     opts: SeedOpts,
     _proxy: Option<ProxyHandle>,
 }
@@ -128,7 +132,7 @@ pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<Se
         (opts.addr, None)
     };
     let conn = Conn::connect(target, opts.password.as_deref())?;
-    let mut cx = Ctx { conn, opts: opts.clone(), _proxy: proxy };
+    let mut cx = Ctx { conn, target, opts: opts.clone(), _proxy: proxy };
     let ping_rtt = probe_rtt(&mut cx.conn, 21)?;
     let mut rows = Vec::new();
     let mut push = |r: Row, rows: &mut Vec<Row>| {
@@ -160,14 +164,6 @@ fn human(n: usize) -> String {
         n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
         n if n >= 1000 && n % 1000 == 0 => format!("{}k", n / 1000),
         n => n.to_string(),
-    }
-}
-
-fn check(ok: bool, good: String, bad: String) -> Result<String, String> {
-    if ok {
-        Ok(good)
-    } else {
-        Err(bad)
     }
 }
 
@@ -263,57 +259,6 @@ fn get_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     Ok(vec![a, b])
 }
 
-fn set_key(i: usize) -> String {
-    format!("{PREFIX}set:{i}")
-}
-
-fn set_val(i: usize) -> String {
-    format!("v{i}")
-}
-
-/// Delete keys 0..n of the SET experiment, `chunk` keys per DEL.
-fn delete_set_keys(c: &mut Conn, n: usize, chunk: usize) -> io::Result<()> {
-    let mut req = Vec::new();
-    let mut cmds = 0;
-    let mut i = 0;
-    while i < n {
-        let end = (i + chunk).min(n);
-        let mut args = vec!["DEL".to_string()];
-        args.extend((i..end).map(set_key));
-        encode_command(&mut req, &args);
-        cmds += 1;
-        i = end;
-    }
-    for f in c.pipeline_raw(&req, cmds)? {
-        ok_reply(f)?;
-    }
-    Ok(())
-}
-
-fn dbsize(c: &mut Conn) -> io::Result<i64> {
-    match ok_reply(c.cmd(&["DBSIZE"])?)? {
-        Frame::Integer(n) => Ok(n),
-        other => Err(proto_err(format!("unexpected DBSIZE reply {other:?}"))),
-    }
-}
-
-/// After writing keys 0..written: DBSIZE grew by `written` and ~100 sampled
-/// keys hold their values.
-fn verify_sets(c: &mut Conn, base: i64, written: usize) -> io::Result<Result<String, String>> {
-    let size = dbsize(c)?;
-    let step = (written / 100).max(1);
-    let idx: Vec<usize> = (0..written).step_by(step).chain([written - 1]).collect();
-    let cmds: Vec<Vec<String>> = idx.iter().map(|&i| vec!["GET".into(), set_key(i)]).collect();
-    let replies = c.pipeline(&cmds)?;
-    let wrong = idx.iter().zip(&replies).filter(|(&i, f)| **f != Frame::Bulk(set_val(i).into_bytes())).count();
-    let grew = size - base;
-    Ok(check(
-        grew == written as i64 && wrong == 0,
-        format!("DBSIZE +{grew}, {} sampled ok", idx.len()),
-        format!("DBSIZE +{grew} (want +{written}), {wrong}/{} sampled values wrong", idx.len()),
-    ))
-}
-
 /// Bufferedis blog (India → US WAN): 1M SETs, 208 s / 94 s pipelined / 38 s as MSETs.
 fn set_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     const SEED: &str = "Bufferedis blog (WAN)";
@@ -328,59 +273,21 @@ fn set_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     delete_set_keys(&mut cx.conn, t.1, chunk)?;
 
     let pb = cx.bar(n, "SET pipelined".into());
-    let start = Instant::now();
-    let mut i = 0;
-    while i < n {
-        let end = (i + chunk).min(n);
-        let mut req = Vec::new();
-        for k in i..end {
-            encode_command(&mut req, &["SET", &set_key(k), &set_val(k)]);
-        }
-        let mut errs = 0usize;
-        cx.conn.pipeline_each(&req, end - i, |f| errs += usize::from(matches!(f, Frame::Error(_))))?;
-        if errs > 0 {
-            return Err(proto_err(format!("{errs} SETs failed")));
-        }
-        i = end;
-        pb.set_position(i as u64);
-    }
+    let el = pipelined_sets(&mut cx.conn, n, chunk, &pb)?;
     pb.finish_and_clear();
     let label = format!("{} SET, pipelined in {} chunks", human(n), human(chunk));
-    let mut b = row(SEED, label, n, (start.elapsed(), n), "94 s");
+    let mut b = row(SEED, label, n, (el, n), "94 s");
     b.check = verify_sets(&mut cx.conn, base, n)?;
     delete_set_keys(&mut cx.conn, n, chunk)?;
 
-    let mut c = mset_row(cx, n, chunk)?;
-    c.seed = SEED;
+    let pb = cx.bar(n, "SET coalesced".into());
+    let el = coalesced_sets(cx.target, cx.opts.password.as_deref(), n, Tickets::HoldAll, &pb)?;
+    pb.finish_and_clear();
+    let label = format!("{} SET, coalesced (volley_client::Coalescer)", human(n));
+    let mut c = row(SEED, label, n, (el, n), "38.0 s (MSETs, 100k buffer)");
     c.check = verify_sets(&mut cx.conn, base, n)?;
     delete_set_keys(&mut cx.conn, n, chunk)?;
     Ok(vec![a, b, c])
-}
-
-/// Coalesce the SETs into MSETs of `args` arguments (args/2 pairs), sent one
-/// after another, each waiting for its reply as Bufferedis does.
-fn mset_row(cx: &mut Ctx, n: usize, args: usize) -> io::Result<Row> {
-    let pairs = (args / 2).max(1);
-    let pb = cx.bar(n, "SET as MSETs".into());
-    let start = Instant::now();
-    let mut i = 0;
-    while i < n {
-        let end = (i + pairs).min(n);
-        let mut argv = Vec::with_capacity(1 + 2 * (end - i));
-        argv.push("MSET".to_string());
-        for k in i..end {
-            argv.push(set_key(k));
-            argv.push(set_val(k));
-        }
-        let mut req = Vec::new();
-        encode_command(&mut req, &argv);
-        ok_reply(cx.conn.pipeline_raw(&req, 1)?.remove(0))?;
-        i = end;
-        pb.set_position(i as u64);
-    }
-    pb.finish_and_clear();
-    let label = format!("{} SET, as MSETs of {} args", human(n), human(pairs * 2));
-    Ok(row("", label, n, (start.elapsed(), n), "38.0 s (100k buffer)"))
 }
 
 /// Format a duration the way the seeds do (ms below 10 s).
