@@ -19,14 +19,14 @@ use crate::dispatch::{self, Argv};
 use crate::server::Server;
 
 /// Most bytes read from one connection per loop turn, for fairness.
-const READ_CAP: usize = 4 << 20;
+const READ_CAP: usize = 1 << 20;
 /// Most request bytes executed for one connection per loop turn, so one
-/// deep pipeline cannot hold the loop while other clients wait (at ~0.3 µs
-/// per small command this is a few milliseconds of work).
-const TURN_BUDGET: usize = 256 << 10;
+/// deep pipeline cannot hold the loop while other clients wait (about a
+/// thousand small commands: well under a millisecond; Redis reads 16 KB).
+const TURN_BUDGET: usize = 64 << 10;
 /// Unexecuted input kept in memory before reading pauses (while the client
 /// reads its replies; a client that does not is spilled instead).
-const READ_AHEAD: usize = 4 << 20;
+const READ_AHEAD: usize = 1 << 20;
 /// Smallest read attempted; the buffer grows past it for big pipelines.
 const MIN_READ: usize = 16 << 10;
 /// Buffers larger than this are released when they empty.
