@@ -268,3 +268,13 @@ fn garbage_input_never_kills_the_server() {
     assert!(srv.alive(), "server died; log:\n{}", srv.log());
     assert_eq!(srv.client().cmd(&["PING"]), simple("PONG"));
 }
+
+/// One argument larger than any per-turn read limit still arrives whole.
+#[test]
+fn an_argument_bigger_than_the_read_limits_completes() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let big = "x".repeat(6 << 20);
+    assert_eq!(c.cmd(&["SET", "big", &big]), ok());
+    assert_eq!(c.cmd(&["STRLEN", "big"]), int(6 << 20));
+}

@@ -59,6 +59,9 @@ pub struct Conn {
     /// Reading or executing stopped at a per-turn limit: the loop must come
     /// back without waiting for an event.
     pub read_more: bool,
+    /// Complete commands are waiting because the turn budget ran out (as
+    /// opposed to the buffer holding part of one big command).
+    backlog: bool,
     /// Queued in the loop's flush list this turn.
     pub flush_queued: bool,
     /// WRITABLE interest is registered (a write was partial).
@@ -81,6 +84,7 @@ impl Conn {
             eof: false,
             paused: false,
             read_more: false,
+            backlog: false,
             flush_queued: false,
             write_registered: false,
             soft_limit_since: None,
@@ -108,7 +112,7 @@ impl Conn {
         let mut total = 0;
         while total < READ_CAP && !self.eof {
             let in_mem = self.in_end - self.in_start;
-            if !self.paused && self.spill.is_none() && in_mem >= READ_AHEAD {
+            if self.backlog && !self.paused && self.spill.is_none() && in_mem >= READ_AHEAD {
                 // Executing is behind reading: let TCP flow control pace the client.
                 self.read_more = true;
                 return Ok(total);
@@ -198,9 +202,11 @@ impl Conn {
     pub fn process(&mut self, srv: &mut Server, cid: usize, now: i64) -> Result<bool, Close> {
         let pause_at = srv.config.pipeline_output_pause as usize;
         let mut executed = 0;
+        self.backlog = false;
         loop {
             if executed >= TURN_BUDGET && self.has_input() {
                 self.read_more = true;
+                self.backlog = true;
                 return Ok(false);
             }
             if self.pending_out() >= pause_at {
