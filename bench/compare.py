@@ -44,7 +44,16 @@ NAMES = ("redis", "volley")
 STARTERS = {"redis": servers.start_redis, "volley": servers.start_volley}
 PREFLIGHT = {"set": ("SET", "bench:preflight", "v"),
              "get": ("GET", "bench:preflight"),
-             "incr": ("INCR", "bench:preflight:n")}
+             "incr": ("INCR", "bench:preflight:n"),
+             # redis-benchmark's data-type tests, probed with one harmless command each
+             "lpush": ("LPUSH", "bench:preflight:l", "v"), "rpush": ("RPUSH", "bench:preflight:l", "v"),
+             "lpop": ("LPOP", "bench:preflight:l"), "rpop": ("RPOP", "bench:preflight:l"),
+             "sadd": ("SADD", "bench:preflight:s", "v"), "spop": ("SPOP", "bench:preflight:s"),
+             "hset": ("HSET", "bench:preflight:h", "f", "v"), "zadd": ("ZADD", "bench:preflight:z", "1", "v"),
+             "zpopmin": ("ZPOPMIN", "bench:preflight:z"), "mset": ("MSET", "bench:preflight", "v"),
+             "lrange_100": ("LRANGE", "bench:preflight:l", "0", "99"),
+             "lrange_300": ("LRANGE", "bench:preflight:l", "0", "299"),
+             "lrange_600": ("LRANGE", "bench:preflight:l", "0", "599")}
 RSS_VARIANTS = (("16 B values", 16, None), ("100 B values", 100, None),
                 ("16 B values + EX 100000", 16, 100_000))
 TARGET_TESTS = ("set", "get", "incr")  # the targets; other tests are shown, not judged
