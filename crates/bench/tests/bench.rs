@@ -5,54 +5,16 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use volley_bench::conn::Conn;
+mod common;
+
+use common::{start_redis, Server};
 use volley_bench::seeds::{format_table, run_seeds, SeedOpts};
 use volley_bench::spawn_proxy;
 use volley_bench::sweep::{run_sweep, SweepOpts};
-
-/// A redis-server child process, killed on drop.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn start_redis() -> Server {
-    let bin = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
-    let port = free_port();
-    let child = Command::new(&bin)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin} (install redis-server): {e}"));
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let server = Server { child, addr };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(mut c) = Conn::connect(addr, None) {
-            if c.cmd(&["PING"]).is_ok() {
-                return server;
-            }
-        }
-        assert!(Instant::now() < deadline, "redis-server did not come up on {addr}");
-        thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// An echo server on a free port, one thread per connection.
 fn echo_server() -> SocketAddr {

@@ -5,77 +5,21 @@
 //! The volley-server binary comes from `VOLLEY_SERVER` or the workspace's
 //! `target/{release,debug}`; a missing server is a failure, not a skip.
 
-use std::net::{SocketAddr, TcpListener};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::thread;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use volley_bench::conn::Conn;
+mod common;
 
-/// A server child process, killed on drop.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn start(bin: &str, extra: &[&str]) -> Server {
-    let port = free_port();
-    let mut args = vec!["--port".to_string(), port.to_string(), "--save".into(), String::new()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let child = Command::new(bin)
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-    let server = Server { child, port };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(mut c) = Conn::connect(addr, None) {
-            if c.cmd(&["PING"]).is_ok() {
-                return server;
-            }
-        }
-        assert!(Instant::now() < deadline, "{bin} did not come up on {addr}");
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn volley_server_bin() -> String {
-    if let Ok(b) = std::env::var("VOLLEY_SERVER") {
-        return b;
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    for profile in ["release", "debug"] {
-        let p = root.join(profile).join("volley-server");
-        if p.exists() {
-            return p.to_string_lossy().into_owned();
-        }
-    }
-    panic!("volley-server not built: cargo build --release -p volley-server (or set VOLLEY_SERVER)")
-}
+use common::{start, volley_server_bin};
 
 #[test]
 fn targets_subcommand_prints_every_row_for_both_servers() {
     let volley = start(&volley_server_bin(), &[]);
-    let redis = start("redis-server", &["--bind", "127.0.0.1", "--appendonly", "no"]);
+    let redis = common::start_redis();
     let t = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_volley-bench"))
-        .args(["targets", "-h", "127.0.0.1", "-p", &volley.port.to_string()])
-        .args(["--redis-port", &redis.port.to_string()])
+        .args(["targets", "-h", "127.0.0.1", "-p", &volley.port().to_string()])
+        .args(["--redis-port", &redis.port().to_string()])
         .args(["--scale", "0.001", "--rtt", "1ms", "--set-rtt", "1ms", "--mux-rounds", "1"])
         .output()
         .unwrap();

@@ -3,7 +3,6 @@
 //! and a reader over the split socket), bounding unanswered request bytes.
 
 use std::cell::Cell;
-use std::ops::{Deref, DerefMut};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -91,18 +90,7 @@ pub struct Pipeline<'a> {
     batch: Batch,
 }
 
-impl Deref for Pipeline<'_> {
-    type Target = Batch;
-    fn deref(&self) -> &Batch {
-        &self.batch
-    }
-}
-
-impl DerefMut for Pipeline<'_> {
-    fn deref_mut(&mut self) -> &mut Batch {
-        &mut self.batch
-    }
-}
+crate::batch::deref_to_batch!(Pipeline);
 
 impl Pipeline<'_> {
     /// Send everything queued and fill the handles, dropping other replies.

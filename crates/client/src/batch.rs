@@ -299,3 +299,23 @@ impl Batch {
         self.typed(&args)
     }
 }
+
+/// `Deref`/`DerefMut` to the [`Batch`] field named `batch`, so every pipeline
+/// type queues commands through the same methods.
+macro_rules! deref_to_batch {
+    ($ty:ident) => {
+        impl std::ops::Deref for $ty<'_> {
+            type Target = $crate::batch::Batch;
+            fn deref(&self) -> &$crate::batch::Batch {
+                &self.batch
+            }
+        }
+
+        impl std::ops::DerefMut for $ty<'_> {
+            fn deref_mut(&mut self) -> &mut $crate::batch::Batch {
+                &mut self.batch
+            }
+        }
+    };
+}
+pub(crate) use deref_to_batch;

@@ -5,7 +5,6 @@
 use std::collections::VecDeque;
 use std::io::Write;
 use std::net::Shutdown;
-use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -23,18 +22,7 @@ pub struct Pipeline<'a> {
     batch: Batch,
 }
 
-impl Deref for Pipeline<'_> {
-    type Target = Batch;
-    fn deref(&self) -> &Batch {
-        &self.batch
-    }
-}
-
-impl DerefMut for Pipeline<'_> {
-    fn deref_mut(&mut self) -> &mut Batch {
-        &mut self.batch
-    }
-}
+crate::batch::deref_to_batch!(Pipeline);
 
 impl<'a> Pipeline<'a> {
     pub(crate) fn new(conn: &'a mut Connection) -> Self {

@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
-use std::ops::{Deref, DerefMut};
 use std::os::fd::AsRawFd;
 
 use crate::batch::{Batch, Entry, Sink};
@@ -41,18 +40,7 @@ pub struct StreamingPipeline<'a> {
     nonblocking: bool,
 }
 
-impl Deref for StreamingPipeline<'_> {
-    type Target = Batch;
-    fn deref(&self) -> &Batch {
-        &self.batch
-    }
-}
-
-impl DerefMut for StreamingPipeline<'_> {
-    fn deref_mut(&mut self) -> &mut Batch {
-        &mut self.batch
-    }
-}
+crate::batch::deref_to_batch!(StreamingPipeline);
 
 impl Connection {
     /// Start a [`StreamingPipeline`] on this connection.
