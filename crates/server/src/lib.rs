@@ -7,6 +7,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod log;
 pub mod net;
+pub mod persistence;
 pub mod server;
 
 use config::Config;
@@ -29,6 +30,7 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     let config_file = config_file_arg();
     let mut srv = server::Server::new(config, registry());
     srv.config_file = config_file;
+    persistence::load_at_start(&mut srv)?;
     let mut ev = net::EventLoop::bind(srv)?;
     let ports = ev.local_ports();
     log_at!(Notice, "Server initialized");

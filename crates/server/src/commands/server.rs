@@ -223,6 +223,11 @@ fn shutdown(ctx: &mut Ctx, argv: &Argv) {
         // Shutdown is never pending across commands here: nothing to abort.
         return if argv.len() == 2 { ctx.r.error("ERR No shutdown in progress.") } else { ctx.syntax_error() };
     }
+    // Saved here, not in the loop, so a failed save can still be answered.
+    if let Err(e) = crate::persistence::on_shutdown(ctx.srv, mode) {
+        crate::log_at!(Warning, "Error trying to shut down: {e}");
+        return ctx.r.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
     // No reply on success: the connection simply closes, as with Redis.
     ctx.srv.shutdown = Some(mode);
 }

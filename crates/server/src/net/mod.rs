@@ -128,7 +128,15 @@ impl EventLoop {
             self.close_pending();
             if let Some(sig) = signals::take() {
                 crate::log_at!(Warning, "Received {sig} scheduling shutdown...");
-                self.srv.shutdown.get_or_insert(crate::server::Shutdown::Default);
+                match crate::persistence::on_shutdown(&mut self.srv, crate::server::Shutdown::Default) {
+                    Ok(()) => {
+                        self.srv.shutdown.get_or_insert(crate::server::Shutdown::Default);
+                    }
+                    Err(e) => crate::log_at!(
+                        Warning,
+                        "{sig} received but errors trying to shut down the server ({e}), check the logs for more information"
+                    ),
+                }
             }
             if self.srv.shutdown.is_some() {
                 return self.shutdown();
@@ -362,6 +370,7 @@ impl EventLoop {
         let hz = self.srv.config.hz.clamp(1, 500);
         self.next_cron = Instant::now() + Duration::from_millis(1000 / hz as u64);
         crate::server::cron::tick(&mut self.srv, now);
+        crate::persistence::cron(&mut self.srv, now);
         self.clock.update();
         let timeout_ms = self.srv.config.timeout as i64 * 1000;
         if timeout_ms > 0 {

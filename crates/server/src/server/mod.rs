@@ -215,6 +215,8 @@ pub struct Server {
     pub port: u16,
     pub executable: String,
     pub config_file: String,
+    /// The background child (BGSAVE, AOF rewrite), if one runs.
+    pub children: crate::persistence::child::Children,
 }
 
 impl Server {
@@ -240,6 +242,7 @@ impl Server {
             watches: watch::Watches::default(),
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
+            children: Default::default(),
         }
     }
 }
