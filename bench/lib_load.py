@@ -90,7 +90,8 @@ def parse_benchmark_csv(text):
             vals = [float(x) for x in rec[1:8]]
         except ValueError:
             continue
-        rows[rec[0]] = dict(zip(("rps",) + LATENCY_FIELDS, vals))
+        # "LRANGE_100 (first 100 elements)", "MSET (10 keys)": key by the -t name.
+        rows[rec[0].split(" (")[0]] = dict(zip(("rps",) + LATENCY_FIELDS, vals))
     return rows
 
 
