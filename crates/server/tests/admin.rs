@@ -298,3 +298,19 @@ fn sigterm_exits_gracefully() {
     assert!(status.success(), "{status:?}");
     assert!(srv.log().contains("Received SIGTERM scheduling shutdown"));
 }
+
+#[test]
+fn getkeys_reads_numkeys() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let mut getkeys = |args: &[&str]| c.cmd(&[&["COMMAND", "GETKEYS"], args].concat());
+    let names = |ks: &[&str]| arr(ks.iter().map(|k| bulk(k)).collect());
+    assert_eq!(getkeys(&["zunionstore", "d", "2", "a", "b", "weights", "1", "2"]), names(&["d", "a", "b"]));
+    assert_eq!(getkeys(&["blmpop", "0", "2", "a", "b", "left"]), names(&["a", "b"]));
+    assert_eq!(getkeys(&["sintercard", "1", "a", "limit", "5"]), names(&["a"]));
+    for bad in [&["zunion", "0", "a"][..], &["zunion", "5", "a"], &["lmpop", "x", "a", "left"]] {
+        assert_eq!(getkeys(bad), err("ERR Invalid arguments specified for command"), "{bad:?}");
+    }
+    let info = items(c.cmd(&["COMMAND", "INFO", "zunionstore"]));
+    assert!(items(items(info[0].clone())[2].clone()).contains(&simple("movablekeys")));
+}

@@ -170,3 +170,18 @@ fn client_list_shows_multi_and_blocked_clients() {
     assert!(list.lines().any(|l| l.contains(" flags=x ") && l.contains(" multi=1 ")), "{list}");
     assert!(list.lines().any(|l| l.contains(" flags=b ") && l.contains(" cmd=blpop ")), "{list}");
 }
+
+#[test]
+fn watch_sees_pops_by_numkeys_commands() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    assert_eq!(a.cmd(&["RPUSH", "l", "x", "y"]), int(2));
+    assert_eq!(a.cmd(&["ZADD", "z", "1", "m", "2", "n"]), int(2));
+    for (watched, pop) in [("l", vec!["LMPOP", "2", "other", "l", "LEFT"]), ("z", vec!["ZMPOP", "1", "z", "MIN"])] {
+        assert_eq!(a.cmd(&["WATCH", watched]), ok());
+        assert!(matches!(b.cmd(&pop), Frame::Array(_)));
+        assert_eq!(a.cmd(&["MULTI"]), ok());
+        assert_eq!(a.cmd(&["PING"]), simple("QUEUED"));
+        assert_eq!(a.cmd(&["EXEC"]), Frame::Null, "{pop:?} must touch the watched {watched}");
+    }
+}

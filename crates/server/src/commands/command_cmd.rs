@@ -1,7 +1,7 @@
 //! COMMAND and its subcommands, all generated from the registry. Key
 //! positions are reported as (first, last, step); key specs are replied as
 //! an empty list, and command tips are not modeled (empty).
-use crate::dispatch::flags::NAMES;
+use crate::dispatch::flags::{self, NAMES};
 use crate::dispatch::registry::CommandId;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::glob::glob_match;
@@ -149,13 +149,17 @@ pub fn getkeys(ctx: &mut Ctx, argv: &Argv) {
     }
     let spec = reg.spec(id);
     let argc = argv.len() - 2;
-    if spec.keys.0 <= 0 {
+    let movable = spec.flags & flags::MOVABLEKEYS != 0;
+    if spec.keys.0 <= 0 && !movable {
         return ctx.r.error("ERR The command has no key arguments");
     }
     if !arity_ok(spec.arity, argc) {
         return ctx.r.error("ERR Invalid number of arguments specified for command");
     }
-    let positions = spec.key_positions(argc);
+    let positions = crate::dispatch::keys::key_positions(spec, argc, |i| argv.get(i + 2));
+    if positions.is_empty() && spec.flags & flags::NO_MANDATORY_KEYS == 0 {
+        return ctx.r.error("ERR Invalid arguments specified for command");
+    }
     ctx.r.array(positions.len());
     for p in positions {
         ctx.r.bulk(argv.get(p + 2));

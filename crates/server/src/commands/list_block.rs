@@ -20,12 +20,12 @@ const SRC_DST: (i32, i32, i32) = (1, 2, 1);
 static SPECS: [CommandSpec; 8] = [
     spec!("lmove", 5, WRITE | DENYOOM, SRC_DST, lmove, "list", "6.2.0", "Pop an element from a list, push it to another list and return it", ["write", "list", "slow"]),
     spec!("rpoplpush", 3, WRITE | DENYOOM, SRC_DST, rpoplpush, "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", ["write", "list", "slow"]),
-    spec!("lmpop", -4, WRITE, (0, 0, 0), lmpop, "list", "7.0.0", "Pop elements from a list", ["write", "list", "slow"]),
+    spec!("lmpop", -4, WRITE | MOVABLEKEYS, (0, 0, 0), lmpop, "list", "7.0.0", "Pop elements from a list", ["write", "list", "slow"]),
     spec!("blpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), blpop, "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", ["write", "list", "slow", "blocking"]),
     spec!("brpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), brpop, "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", ["write", "list", "slow", "blocking"]),
     spec!("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, SRC_DST, blmove, "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", ["write", "list", "slow", "blocking"]),
     spec!("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, SRC_DST, brpoplpush, "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", ["write", "list", "slow", "blocking"]),
-    spec!("blmpop", -5, WRITE | BLOCKING, (0, 0, 0), blmpop, "list", "7.0.0", "Pop elements from a list, or block until one is available", ["write", "list", "slow", "blocking"]),
+    spec!("blmpop", -5, WRITE | BLOCKING | MOVABLEKEYS, (0, 0, 0), blmpop, "list", "7.0.0", "Pop elements from a list, or block until one is available", ["write", "list", "slow", "blocking"]),
 ];
 
 pub fn register(r: &mut crate::dispatch::Registry) {

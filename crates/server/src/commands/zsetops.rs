@@ -19,19 +19,19 @@ const NUMKEYS: (i32, i32, i32) = (0, 0, 0);
 
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 13] = [
-    spec!("zunion", -3, READONLY, NUMKEYS, zunion, "sorted-set", "6.2.0", "Add multiple sorted sets", ["read", "sortedset", "slow"]),
-    spec!("zinter", -3, READONLY, NUMKEYS, zinter, "sorted-set", "6.2.0", "Intersect multiple sorted sets", ["read", "sortedset", "slow"]),
-    spec!("zdiff", -3, READONLY, NUMKEYS, zdiff, "sorted-set", "6.2.0", "Subtract multiple sorted sets", ["read", "sortedset", "slow"]),
-    spec!("zunionstore", -4, WRITE | DENYOOM, K1, zunionstore, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key", ["write", "sortedset", "slow"]),
-    spec!("zinterstore", -4, WRITE | DENYOOM, K1, zinterstore, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key", ["write", "sortedset", "slow"]),
-    spec!("zdiffstore", -4, WRITE | DENYOOM, K1, zdiffstore, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key", ["write", "sortedset", "slow"]),
-    spec!("zintercard", -3, READONLY, NUMKEYS, zintercard, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", ["read", "sortedset", "slow"]),
+    spec!("zunion", -3, READONLY | MOVABLEKEYS, NUMKEYS, zunion, "sorted-set", "6.2.0", "Add multiple sorted sets", ["read", "sortedset", "slow"]),
+    spec!("zinter", -3, READONLY | MOVABLEKEYS, NUMKEYS, zinter, "sorted-set", "6.2.0", "Intersect multiple sorted sets", ["read", "sortedset", "slow"]),
+    spec!("zdiff", -3, READONLY | MOVABLEKEYS, NUMKEYS, zdiff, "sorted-set", "6.2.0", "Subtract multiple sorted sets", ["read", "sortedset", "slow"]),
+    spec!("zunionstore", -4, WRITE | DENYOOM | MOVABLEKEYS, K1, zunionstore, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key", ["write", "sortedset", "slow"]),
+    spec!("zinterstore", -4, WRITE | DENYOOM | MOVABLEKEYS, K1, zinterstore, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key", ["write", "sortedset", "slow"]),
+    spec!("zdiffstore", -4, WRITE | DENYOOM | MOVABLEKEYS, K1, zdiffstore, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key", ["write", "sortedset", "slow"]),
+    spec!("zintercard", -3, READONLY | MOVABLEKEYS, NUMKEYS, zintercard, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", ["read", "sortedset", "slow"]),
     spec!("zpopmin", -2, WRITE | FAST, K1, zpopmin, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set", ["write", "sortedset", "fast"]),
     spec!("zpopmax", -2, WRITE | FAST, K1, zpopmax, "sorted-set", "5.0.0", "Remove and return members with the highest scores in a sorted set", ["write", "sortedset", "fast"]),
-    spec!("zmpop", -4, WRITE, NUMKEYS, zmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", ["write", "sortedset", "slow"]),
+    spec!("zmpop", -4, WRITE | MOVABLEKEYS, NUMKEYS, zmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", ["write", "sortedset", "slow"]),
     spec!("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), bzpopmin, "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", ["write", "sortedset", "fast", "blocking"]),
     spec!("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), bzpopmax, "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", ["write", "sortedset", "fast", "blocking"]),
-    spec!("bzmpop", -5, WRITE | BLOCKING, NUMKEYS, bzmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available", ["write", "sortedset", "slow", "blocking"]),
+    spec!("bzmpop", -5, WRITE | BLOCKING | MOVABLEKEYS, NUMKEYS, bzmpop, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available", ["write", "sortedset", "slow", "blocking"]),
 ];
 
 pub fn register(r: &mut crate::dispatch::Registry) {

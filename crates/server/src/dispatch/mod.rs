@@ -2,6 +2,7 @@
 //! argument view handlers read, the guards that run before every command,
 //! and the call path that ties them together.
 pub mod guards;
+pub mod keys;
 pub mod registry;
 pub mod reply;
 
@@ -246,11 +247,18 @@ const DESTINATION_ONLY: &[(&str, usize)] = &[
     ("copy", 2),
 ];
 
+/// Commands whose writes are their inner commands' (which signal their own
+/// keys when they run): the keys they declare may never have been written.
+const WRITES_VIA_INNER: &[&str] = &["exec", "eval", "evalsha", "eval_ro", "evalsha_ro"];
+
 /// Positions of the keys a write command may have changed.
-fn written_keys(spec: &CommandSpec, argc: usize) -> Vec<usize> {
+fn written_keys(spec: &CommandSpec, argv: &Argv) -> Vec<usize> {
+    if WRITES_VIA_INNER.contains(&spec.name) {
+        return Vec::new();
+    }
     match DESTINATION_ONLY.iter().find(|(name, _)| *name == spec.name) {
-        Some(&(_, dst)) if dst < argc => vec![dst],
-        _ => spec.key_positions(argc),
+        Some(&(_, dst)) if dst < argv.len() => vec![dst],
+        _ => keys::key_positions(spec, argv.len(), |i| argv.get(i)),
     }
 }
 
@@ -263,7 +271,7 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     (spec.handler)(ctx, argv);
     let spent = crate::server::clock::ticks().wrapping_sub(started);
     if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
-        for pos in written_keys(spec, argv.len()) {
+        for pos in written_keys(spec, argv) {
             ctx.srv.blocking.signal(ctx.db, argv.get(pos));
             ctx.srv.touch_watched(ctx.db, argv.get(pos));
         }
