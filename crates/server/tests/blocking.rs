@@ -207,3 +207,27 @@ fn a_served_blocking_command_counts_once() {
     let info = String::from_utf8(info).unwrap();
     assert!(info.contains("cmdstat_blpop:calls=1,"), "{info}");
 }
+
+#[test]
+fn served_from_the_key_that_became_ready_first() {
+    let srv = TestServer::start(&[]);
+    let mut admin = srv.client();
+    let (mut w1, mut w2) = (srv.client(), srv.client());
+    send(&mut w1, &["BLPOP", "a", "b", "c", "0"]);
+    send(&mut w2, &["BLMPOP", "0", "3", "a", "b", "c", "LEFT"]);
+    wait_blocked(&mut admin, 2);
+    // One transaction fills c, then a, then b: Redis serves each waiter from c first.
+    let mut out = Vec::new();
+    for cmd in [&["MULTI"][..], &["RPUSH", "c", "x"], &["RPUSH", "a", "y"], &["RPUSH", "b", "z"], &["RPUSH", "c", "w"]]
+    {
+        resp::encode_command(&mut out, cmd);
+    }
+    resp::encode_command(&mut out, &["EXEC"]);
+    admin.send(&out);
+    for _ in 0..6 {
+        admin.read_frame();
+    }
+    assert_eq!(w1.read_frame(), arr(vec![bulk("c"), bulk("x")]));
+    assert_eq!(w2.read_frame(), arr(vec![bulk("c"), arr(vec![bulk("w")])]));
+    assert_eq!(admin.cmd(&["LRANGE", "a", "0", "-1"]), arr(vec![bulk("y")]));
+}

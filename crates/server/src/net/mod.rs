@@ -292,17 +292,22 @@ impl EventLoop {
         while self.srv.blocking.has_ready() {
             for key in self.srv.blocking.take_ready() {
                 for cid in self.srv.blocking.waiters_of(&key) {
-                    self.rerun_blocked(cid, now);
+                    self.rerun_blocked(cid, now, &key.1);
                 }
             }
         }
     }
 
-    fn rerun_blocked(&mut self, cid: usize, now: i64) {
+    /// Re-run a blocked command, trying `ready` (the key whose change woke
+    /// it) before its other keys: Redis serves a client from the key that
+    /// became ready, not from the first of its keys that has data.
+    fn rerun_blocked(&mut self, cid: usize, now: i64, ready: &[u8]) {
         let Some(argv) = self.srv.blocking.take_argv(cid) else { return };
         let Some(conn) = self.conns.get_mut(cid) else { return };
         self.srv.blocking.rerun = Some((cid, false));
-        crate::dispatch::execute(&mut self.srv, cid, &mut conn.out, &crate::dispatch::Argv::new(&[], &argv), now);
+        let reordered = ready_key_first(&self.srv.registry, &argv, ready);
+        let run = crate::dispatch::Argv::new(&[], reordered.as_ref().unwrap_or(&argv));
+        crate::dispatch::execute(&mut self.srv, cid, &mut conn.out, &run, now);
         let blocked_again = matches!(self.srv.blocking.rerun.take(), Some((_, true)));
         if blocked_again {
             self.srv.blocking.restore_argv(cid, argv);
@@ -400,6 +405,24 @@ impl EventLoop {
         std::mem::forget(std::mem::replace(&mut self.srv.keyspace, crate::engine::Keyspace::new(0)));
         Ok(())
     }
+}
+
+/// `argv` with `key` moved to the first key position (the other keys keep
+/// their order), or None when it is already first or not a key of `argv`.
+fn ready_key_first(reg: &crate::dispatch::Registry, argv: &resp::Args, key: &[u8]) -> Option<resp::Args> {
+    let get = |i: usize| argv.get(&[], i);
+    let spec = reg.spec(reg.find(get(0))?);
+    let positions = crate::dispatch::keys::key_positions(spec, argv.len(), get);
+    let at = positions.iter().position(|&p| get(p) == key)?;
+    if at == 0 {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..argv.len()).collect();
+    order[positions[0]] = positions[at];
+    for w in 1..=at {
+        order[positions[w]] = positions[w - 1];
+    }
+    Some(resp::Args::from_parts(order.into_iter().map(get)))
 }
 
 fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
