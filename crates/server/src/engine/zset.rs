@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
 use super::db::{Db, Entry};
+use super::siphash::KeyedSip;
 use super::value::Value;
 use super::ztree::{key_cmp, Elem, Item, ZTree};
 use super::EngineError;
@@ -31,7 +32,7 @@ impl Borrow<[u8]> for Key {
 #[derive(Default)]
 pub struct Big {
     tree: ZTree,
-    map: HashSet<Key>,
+    map: HashSet<Key, KeyedSip>,
 }
 
 /// A sorted set value.
