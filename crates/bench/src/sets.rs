@@ -162,11 +162,14 @@ pub fn coalesced_sets(
             }
         }
         co.flush().await.map_err(client_err)?;
-        for t in held {
-            drop(tx.send(t));
-        }
         drop(tx);
-        let (errs, first) = reaper.await.map_err(io::Error::other)?;
+        let (mut errs, mut first) = reaper.await.map_err(io::Error::other)?;
+        for t in held {
+            if let Err(e) = t.await {
+                errs += 1;
+                first.get_or_insert(e);
+            }
+        }
         let el = start.elapsed();
         match first {
             Some(e) => Err(proto_err(format!("{errs} coalesced SETs failed, first: {e}"))),
