@@ -128,7 +128,8 @@ async fn pair(s: &Server, cfg: CoalescerConfig) -> (Coalescer, aio::Connection) 
 fn wrongtype_inside_merged_batches_reaches_only_their_callers() {
     for s in Server::both() {
         runtime().block_on(async {
-            let (c, mut check) = pair(&s, CoalescerConfig { max_age: Duration::from_secs(600), ..Default::default() }).await;
+            let (c, mut check) =
+                pair(&s, CoalescerConfig { max_age: Duration::from_secs(600), ..Default::default() }).await;
             check.cmd(&["SET", "str", "text"]).await.unwrap();
             let h1 = c.hset("str", "f1", "v1").await.unwrap();
             let set_a = c.set("a", "1").await.unwrap();
@@ -146,7 +147,11 @@ fn wrongtype_inside_merged_batches_reaches_only_their_callers() {
             }
             assert_eq!(p2.await.unwrap_err().code(), Some("WRONGTYPE"), "{}", s.name);
             for r in [i1.await, i2.await] {
-                assert!(matches!(&r, Err(Error::Server(e)) if e.message.contains("not an integer")), "{}: {r:?}", s.name);
+                assert!(
+                    matches!(&r, Err(Error::Server(e)) if e.message.contains("not an integer")),
+                    "{}: {r:?}",
+                    s.name
+                );
             }
             set_a.await.unwrap();
             set_b.await.unwrap();

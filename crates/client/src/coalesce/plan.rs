@@ -143,11 +143,24 @@ fn put_uint(out: &mut Vec<u8>, mut n: usize) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// Append a RESP bulk string.
+/// Append a RESP bulk string (header built on the stack, one reserve).
 fn put_bulk(out: &mut Vec<u8>, b: &[u8]) {
-    out.push(b'$');
-    put_uint(out, b.len());
-    out.extend_from_slice(b"\r\n");
+    let mut hdr = [0u8; 24];
+    let mut i = hdr.len() - 2;
+    hdr[i..].copy_from_slice(b"\r\n");
+    let mut n = b.len();
+    loop {
+        i -= 1;
+        hdr[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    i -= 1;
+    hdr[i] = b'$';
+    out.reserve(hdr.len() - i + b.len() + 2);
+    out.extend_from_slice(&hdr[i..]);
     out.extend_from_slice(b);
     out.extend_from_slice(b"\r\n");
 }
@@ -414,7 +427,8 @@ mod tests {
         let mut cmds = Vec::new();
         let mut rest = &out[..];
         while let Some((Value::Array(args), n)) = resp::decode_frame(rest).unwrap() {
-            let args: Vec<Vec<u8>> = args.into_iter().map(|a| if let Value::Bulk(b) = a { b } else { vec![] }).collect();
+            let args: Vec<Vec<u8>> =
+                args.into_iter().map(|a| if let Value::Bulk(b) = a { b } else { vec![] }).collect();
             cmds.push(args.join(&b' '));
             rest = &rest[n..];
         }
@@ -494,7 +508,10 @@ mod tests {
         add(&mut b, Op::Set(b"b", b"w")); // after DEL b: a new MSET
         add(&mut b, Op::Set(b"z", b"w")); // joins the newest MSET
         let s = wire(&mut b);
-        assert_eq!(s, vec![vec![b"MSET a v b v c v".to_vec()], vec![b"DEL b".to_vec()], vec![b"MSET b w z w".to_vec()]]);
+        assert_eq!(
+            s,
+            vec![vec![b"MSET a v b v c v".to_vec()], vec![b"DEL b".to_vec()], vec![b"MSET b w z w".to_vec()]]
+        );
     }
 
     #[test]
