@@ -237,3 +237,49 @@ fn per_key_order_with_many_batches_in_flight() {
         });
     }
 }
+
+#[test]
+fn a_dropped_connection_fails_every_ticket_instead_of_hanging() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut sock, _) = l.accept().unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = sock.read(&mut buf); // take the first write, answer nothing, hang up
+    });
+    runtime().block_on(async {
+        let conn = aio::Connection::connect(&ConnectOptions::new("127.0.0.1", port)).await.unwrap();
+        let cfg = CoalescerConfig { max_args: 4, ..Default::default() };
+        let c = Coalescer::new(conn, cfg);
+        let mut tickets = Vec::new();
+        for i in 0..20 {
+            tickets.push(c.set(format!("k{i}"), "v").await.unwrap());
+        }
+        tokio::time::timeout(Duration::from_secs(10), c.flush()).await.expect("flush returns").unwrap();
+        for t in tickets {
+            let r = tokio::time::timeout(Duration::from_secs(5), t).await.expect("resolved");
+            assert!(matches!(r, Err(Error::Io(_) | Error::Closed)), "{r:?}");
+        }
+        let late = c.set("late", "v").await.unwrap();
+        c.flush().await.unwrap();
+        assert!(late.await.is_err(), "ops after the failure fail too");
+    });
+    server.join().unwrap();
+}
+
+#[test]
+fn dropping_the_coalescer_still_delivers_what_was_buffered() {
+    let s = Server::volley();
+    runtime().block_on(async {
+        let cfg = CoalescerConfig { max_age: Duration::from_secs(600), ..Default::default() };
+        let (c, mut check) = pair(&s, cfg).await;
+        let tickets = [c.set("d1", "x").await.unwrap(), c.set("d2", "y").await.unwrap()];
+        let n = c.incr("dn").await.unwrap();
+        drop(c);
+        for t in tickets {
+            tokio::time::timeout(Duration::from_secs(5), t).await.expect("resolved after drop").unwrap();
+        }
+        assert_eq!(n.await.unwrap(), 1);
+        assert_eq!(check.cmd(&["EXISTS", "d1", "d2"]).await.unwrap().as_i64(), Some(2));
+    });
+}
