@@ -103,6 +103,10 @@ fn submitters_wait_while_max_ops_are_unresolved() {
         let ninth = tokio::time::timeout(Duration::from_millis(300), c.set("k8", "v")).await;
         assert!(ninth.is_err(), "9th submit must wait while 8 ops are unanswered");
         assert!(!tickets[0].is_ready());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while fake.seen.load(Ordering::SeqCst) < 8 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert_eq!(fake.seen.load(Ordering::SeqCst), 8, "all 8 written without waiting for replies");
         fake.release.store(true, Ordering::SeqCst);
         let t9 = tokio::time::timeout(Duration::from_secs(5), c.set("k8", "v")).await.expect("space after replies");
