@@ -7,9 +7,11 @@
 //! - [`conn`]: a small blocking RESP connection on top of the `resp` codec.
 //! - [`seeds`]: the seed experiments and their table.
 //! - [`sweep`] and [`plot`]: depth × RTT sweeps, CSV and PNG output.
+//! - [`meter`]: client peak RSS and CPU per measurement.
 //! - [`sets`]: the 1M-SET modes (pipelined chunks, `volley_client::Coalescer`).
 //! - [`targets`] and [`multiplex`]: the acceptance targets as ratios.
 pub mod conn;
+pub mod meter;
 pub mod multiplex;
 pub mod plot;
 pub mod proxy;

@@ -57,6 +57,9 @@ enum Cmd {
         /// Run at most this many one-by-one commands per row and extrapolate.
         #[arg(long, default_value_t = 10_000)]
         max_serial: usize,
+        /// Run only these seed groups (comma-separated: ping, incr, get, sets).
+        #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(volley_bench::seeds::GROUPS))]
+        only: Vec<String>,
     },
     /// Check the targets (RTT arithmetic, coalescing, auto-pipelining): PASS/FAIL with ratios.
     #[command(disable_help_flag = true)]
@@ -88,6 +91,12 @@ enum Cmd {
         /// Alternating rounds of the auto-pipelining comparison (medians are compared).
         #[arg(long, default_value_t = 3)]
         mux_rounds: usize,
+        /// Alternating rounds of the 1M-SET modes (medians are compared).
+        #[arg(long, default_value_t = 3)]
+        set_rounds: usize,
+        /// Check only these target groups (comma-separated: rtt, sets, mux).
+        #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(volley_bench::targets::GROUPS))]
+        only: Vec<String>,
     },
     /// (internal) One 1M-SET mode in its own process, for `targets`' peak-RSS check.
     #[command(hide = true)]
@@ -155,9 +164,9 @@ fn run(cli: Cli) -> Result<bool, String> {
             h.wait();
             Ok(true)
         }
-        Cmd::Seeds { host, port, password, rtt, scale, max_serial, .. } => {
+        Cmd::Seeds { host, port, password, rtt, scale, max_serial, only, .. } => {
             let addr = resolve(&host, port).map_err(|e| e.to_string())?;
-            let opts = SeedOpts { addr, password, rtt, scale, max_serial, progress };
+            let opts = SeedOpts { addr, password, rtt, scale, max_serial, progress, only };
             let mut on_row = |r: &volley_bench::seeds::Row| eprintln!("  {}: {:?}", r.label, r.measured);
             let report = run_seeds(&opts, &mut on_row).map_err(|e| e.to_string())?;
             let rows = report.rows;
@@ -168,15 +177,17 @@ fn run(cli: Cli) -> Result<bool, String> {
             print!("{}", format_table(&rows, &title));
             Ok(rows.iter().all(|r| r.check.is_ok()))
         }
-        Cmd::Targets { host, port, redis_port, password, rtt, set_rtt, scale, mux_rounds, .. } => {
+        Cmd::Targets {
+            host, port, redis_port, password, rtt, set_rtt, scale, mux_rounds, set_rounds, only, ..
+        } => {
             let exe = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut servers = vec![("volley-server", port)];
             servers.extend(redis_port.map(|p| ("redis-server (reference)", p)));
             let mut all_pass = true;
             for (name, port) in servers {
                 let addr = resolve(&host, port).map_err(|e| e.to_string())?;
-                let opts =
-                    TargetOpts { addr, password: password.clone(), rtt, set_rtt, scale, mux_rounds, exe: exe.clone() };
+                let (password, exe, only) = (password.clone(), exe.clone(), only.clone());
+                let opts = TargetOpts { addr, password, rtt, set_rtt, scale, mux_rounds, set_rounds, exe, only };
                 let mut on =
                     |t: &Target| eprintln!("  {}: {} ({})", t.name, t.measured, if t.pass { "PASS" } else { "FAIL" });
                 let ts = run_targets(&opts, &mut on).map_err(|e| e.to_string())?;

@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use resp::{encode_command, Frame};
 
 use crate::conn::{ok_reply, proto_err, Conn};
+use crate::meter::{Cost, Meter};
 use crate::proxy::{spawn_proxy, ProxyHandle};
 use crate::sets::Tickets;
 use crate::sets::{
@@ -35,7 +36,12 @@ pub struct SeedOpts {
     pub max_serial: usize,
     /// Show progress bars on stderr.
     pub progress: bool,
+    /// Seed groups to run (`ping`, `incr`, `get`, `sets`); empty = all.
+    pub only: Vec<String>,
 }
+
+/// The seed groups, in run order, as named by [`SeedOpts::only`].
+pub const GROUPS: [&str; 4] = ["ping", "incr", "get", "sets"];
 
 /// One measured row.
 #[derive(Debug, Clone)]
@@ -54,6 +60,17 @@ pub struct Row {
     pub published: &'static str,
     /// `Ok` when the data check passed, else what went wrong.
     pub check: Result<String, String>,
+    /// Client peak RSS and CPU while the row ran (CPU covers the commands
+    /// actually run, see `extrapolated_from`).
+    pub cost: Option<Cost>,
+}
+
+impl Row {
+    /// Client CPU per command actually run.
+    pub fn cpu_per_op(&self) -> Option<Duration> {
+        let ran = self.extrapolated_from.unwrap_or(self.ops).max(1);
+        self.cost.map(|c| c.cpu / ran as u32)
+    }
 }
 
 struct Ctx {
@@ -139,24 +156,24 @@ pub fn run_seeds(opts: &SeedOpts, on_row: &mut dyn FnMut(&Row)) -> io::Result<Se
         on_row(&r);
         rows.push(r);
     };
-    for r in ping_rows(&mut cx)? {
-        push(r, &mut rows);
-    }
-    for r in incr_rows(&mut cx)? {
-        push(r, &mut rows);
-    }
-    for r in get_rows(&mut cx)? {
-        push(r, &mut rows);
-    }
-    for r in set_rows(&mut cx)? {
-        push(r, &mut rows);
+    type Group = fn(&mut Ctx) -> io::Result<Vec<Row>>;
+    let groups: [(&str, Group); 4] = [("ping", ping_rows), ("incr", incr_rows), ("get", get_rows), ("sets", set_rows)];
+    for (name, group) in groups {
+        if !opts.only.is_empty() && !opts.only.iter().any(|o| o == name) {
+            continue;
+        }
+        for r in group(&mut cx)? {
+            push(r, &mut rows);
+        }
     }
     Ok(SeedReport { rows, ping_rtt })
 }
 
-fn row(seed: &'static str, label: String, ops: usize, t: (Duration, usize), published: &'static str) -> Row {
+/// A row whose measurement began when `m` was started.
+fn row(seed: &'static str, label: String, ops: usize, t: (Duration, usize), published: &'static str, m: &Meter) -> Row {
     let extrapolated_from = (t.1 < ops).then_some(t.1);
-    Row { seed, label, ops, measured: t.0, extrapolated_from, published, check: Ok(String::new()) }
+    let cost = Some(m.finish());
+    Row { seed, label, ops, measured: t.0, extrapolated_from, published, check: Ok(String::new()), cost }
 }
 
 fn human(n: usize) -> String {
@@ -172,20 +189,22 @@ fn ping_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     const SEED: &str = "Redis docs (Ruby, loopback)";
     let n = cx.n(10_000);
     let mut bad = 0usize;
+    let m = Meter::start();
     let t = cx.serial(n, "PING one by one", |c, _| {
         bad += usize::from(c.cmd(&["PING"])? != Frame::Simple(b"PONG".to_vec()));
         Ok(())
     })?;
-    let mut a = row(SEED, format!("{} PING, no pipelining", human(n)), n, t, "1.19 s");
+    let mut a = row(SEED, format!("{} PING, no pipelining", human(n)), n, t, "1.19 s", &m);
     a.check = check(bad == 0, format!("{} PONG", t.1), format!("{bad} replies were not PONG"));
     let mut req = Vec::new();
+    let m = Meter::start();
     let start = Instant::now();
     for _ in 0..n {
         encode_command(&mut req, &["PING"]);
     }
     let mut pongs = 0usize;
     cx.conn.pipeline_each(&req, n, |f| pongs += usize::from(f == Frame::Simple(b"PONG".to_vec())))?;
-    let mut b = row(SEED, format!("{} PING, one pipeline", human(n)), n, (start.elapsed(), n), "0.25 s");
+    let mut b = row(SEED, format!("{} PING, one pipeline", human(n)), n, (start.elapsed(), n), "0.25 s", &m);
     b.check = check(pongs == n, format!("{n} PONG"), format!("{pongs}/{n} PONG"));
     Ok(vec![a, b])
 }
@@ -204,11 +223,13 @@ fn incr_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     let key = format!("{PREFIX}incr");
     let n = cx.n(5_000);
     ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
+    let m = Meter::start();
     let t = cx.serial(n, "INCR ping-pong", |c, _| ok_reply(c.cmd(&["INCR", &key])?).map(|_| ()))?;
     let got = get_int(&mut cx.conn, &key)?;
-    let mut a = row(SEED, format!("{} INCR, ping-pong", human(n)), n, t, "5,844 ms");
+    let mut a = row(SEED, format!("{} INCR, ping-pong", human(n)), n, t, "5,844 ms", &m);
     a.check = check(got == t.1 as i64, format!("counter = {got}"), format!("counter = {got}, want {}", t.1));
     ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
+    let m = Meter::start();
     let start = Instant::now();
     let mut req = Vec::new();
     for _ in 0..n {
@@ -218,7 +239,7 @@ fn incr_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     cx.conn.pipeline_each(&req, n, |f| last = f)?;
     let el = start.elapsed();
     let got = get_int(&mut cx.conn, &key)?;
-    let mut b = row(SEED, format!("{} INCR, one pipeline", human(n)), n, (el, n), "78 ms");
+    let mut b = row(SEED, format!("{} INCR, one pipeline", human(n)), n, (el, n), "78 ms", &m);
     let ok = got == n as i64 && last == Frame::Integer(n as i64);
     b.check = check(ok, format!("counter = {got}"), format!("counter = {got}, last reply {last:?}, want {n}"));
     ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
@@ -234,13 +255,15 @@ fn get_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     let n = cx.n(10_000);
     let want = Frame::Bulk(value.as_bytes().to_vec());
     let mut bad = 0usize;
+    let m = Meter::start();
     let t = cx.serial(n, "GET one by one", |c, _| {
         bad += usize::from(c.cmd(&["GET", &key])? != want);
         Ok(())
     })?;
-    let mut a = row(SEED, format!("{} GET, one by one", human(n)), n, t, "32.16 s");
+    let mut a = row(SEED, format!("{} GET, one by one", human(n)), n, t, "32.16 s", &m);
     a.check = check(bad == 0, format!("{} values ok", t.1), format!("{bad} wrong values"));
     let batch = n.div_ceil(10);
+    let m = Meter::start();
     let start = Instant::now();
     let (mut good, mut done) = (0usize, 0usize);
     while done < n {
@@ -253,7 +276,7 @@ fn get_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
         done += k;
     }
     let label = format!("{} GET, {} pipelines of {}", human(n), n.div_ceil(batch), human(batch));
-    let mut b = row(SEED, label, n, (start.elapsed(), n), "54 ms");
+    let mut b = row(SEED, label, n, (start.elapsed(), n), "54 ms", &m);
     b.check = check(good == n, format!("{n} values ok"), format!("{good}/{n} values ok"));
     ok_reply(cx.conn.cmd(&["DEL", &key])?)?;
     Ok(vec![a, b])
@@ -267,24 +290,27 @@ fn set_rows(cx: &mut Ctx) -> io::Result<Vec<Row>> {
     delete_set_keys(&mut cx.conn, n, chunk)?;
     let base = dbsize(&mut cx.conn)?;
 
+    let m = Meter::start();
     let t = cx.serial(n, "SET one by one", |c, i| ok_reply(c.cmd(&["SET", &set_key(i), &set_val(i)])?).map(|_| ()))?;
-    let mut a = row(SEED, format!("{} SET, one by one", human(n)), n, t, "208 s");
+    let mut a = row(SEED, format!("{} SET, one by one", human(n)), n, t, "208 s", &m);
     a.check = verify_sets(&mut cx.conn, base, t.1)?;
     delete_set_keys(&mut cx.conn, t.1, chunk)?;
 
     let pb = cx.bar(n, "SET pipelined".into());
+    let m = Meter::start();
     let el = pipelined_sets(&mut cx.conn, n, chunk, &pb)?;
     pb.finish_and_clear();
     let label = format!("{} SET, pipelined in {} chunks", human(n), human(chunk));
-    let mut b = row(SEED, label, n, (el, n), "94 s");
+    let mut b = row(SEED, label, n, (el, n), "94 s", &m);
     b.check = verify_sets(&mut cx.conn, base, n)?;
     delete_set_keys(&mut cx.conn, n, chunk)?;
 
     let pb = cx.bar(n, "SET coalesced".into());
+    let m = Meter::start();
     let el = coalesced_sets(cx.target, cx.opts.password.as_deref(), n, Tickets::HoldAll, &pb)?;
     pb.finish_and_clear();
     let label = format!("{} SET, coalesced (volley_client::Coalescer)", human(n));
-    let mut c = row(SEED, label, n, (el, n), "38.0 s (MSETs, 100k buffer)");
+    let mut c = row(SEED, label, n, (el, n), "38.0 s (MSETs, 100k buffer)", &m);
     c.check = verify_sets(&mut cx.conn, base, n)?;
     delete_set_keys(&mut cx.conn, n, chunk)?;
     Ok(vec![a, b, c])
@@ -303,11 +329,13 @@ pub fn fmt_dur(d: Duration) -> String {
 }
 
 /// Render the rows as a plain-text table, with the speedup of each row over
-/// the first row of its seed.
+/// the first row of its seed, and each row's client peak RSS and CPU per
+/// command (after the check column, so older parsers keep working).
 pub fn format_table(rows: &[Row], title: &str) -> String {
     let mut out = format!("{title}\n");
-    let header = ["seed", "experiment", "measured", "published", "speedup", "check"];
-    let mut lines: Vec<[String; 6]> = vec![header.map(String::from)];
+    let header =
+        ["seed", "experiment", "measured", "published", "speedup", "check", "client peak RSS", "client CPU/op"];
+    let mut lines: Vec<[String; 8]> = vec![header.map(String::from)];
     let mut first: Option<(&str, Duration)> = None;
     for r in rows {
         if first.is_none_or(|(s, _)| s != r.seed) {
@@ -323,9 +351,11 @@ pub fn format_table(rows: &[Row], title: &str) -> String {
             Ok(s) => format!("ok: {s}"),
             Err(s) => format!("FAIL: {s}"),
         };
-        lines.push([r.seed.into(), r.label.clone(), measured, r.published.into(), speed, check]);
+        let rss = r.cost.and_then(|c| c.peak_rss_kib).map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+        let cpu = r.cpu_per_op().map_or("-".into(), |d| format!("{} ns", d.as_nanos()));
+        lines.push([r.seed.into(), r.label.clone(), measured, r.published.into(), speed, check, rss, cpu]);
     }
-    let mut w = [0usize; 6];
+    let mut w = [0usize; 8];
     for l in &lines {
         for (i, c) in l.iter().enumerate() {
             w[i] = w[i].max(c.chars().count());

@@ -6,7 +6,8 @@
 //!   within 1.5× of (10 × RTT + the same pipelines measured without proxy).
 //! - 1M SETs at `set_rtt` (10 ms): `volley_client::Coalescer` at least 2×
 //!   faster than pipelining in 10k chunks; each mode runs in a child process
-//!   (`volley-bench set-child`) whose VmHWM must stay under 100 MiB. The
+//!   (`volley-bench set-child`) whose VmHWM must stay under 100 MiB; the
+//!   modes alternate for `set_rounds` rounds and medians are compared. The
 //!   coalesced mode holds all tickets until the end, as specified; a
 //!   "coalesced-streamed" variant (tickets awaited as they resolve) is shown
 //!   as information.
@@ -24,7 +25,7 @@ use indicatif::ProgressBar;
 use resp::{encode_command, Frame};
 
 use crate::conn::{ok_reply, proto_err, Conn};
-use crate::multiplex::{run_mux, Lib, MuxRun};
+use crate::multiplex::{process_cpu, run_mux, Lib, MuxRun};
 use crate::proxy::spawn_proxy;
 use crate::seeds::fmt_dur;
 use crate::sets::{coalesced_sets, dbsize, delete_set_keys, pipelined_sets, verify_sets, Tickets};
@@ -47,7 +48,14 @@ pub struct TargetOpts {
     pub mux_rounds: usize,
     /// The `volley-bench` binary, run as `set-child` for the SET modes.
     pub exe: PathBuf,
+    /// Alternating rounds of the SET modes (medians are compared).
+    pub set_rounds: usize,
+    /// Target groups to check (`rtt`, `sets`, `mux`); empty = all.
+    pub only: Vec<String>,
 }
+
+/// The target groups, in run order, as named by [`TargetOpts::only`].
+pub const GROUPS: [&str; 3] = ["rtt", "sets", "mux"];
 
 /// One checked target.
 #[derive(Debug, Clone)]
@@ -165,6 +173,8 @@ pub struct ChildReport {
     pub hwm_kib: u64,
     /// The child's RSS before the SETs, KiB.
     pub start_kib: u64,
+    /// The child's CPU (user + system) during the SETs.
+    pub cpu: Duration,
 }
 
 /// A field of /proc/self/status in KiB (e.g. "VmHWM").
@@ -180,6 +190,7 @@ pub fn proc_status_kib(field: &str) -> u64 {
 /// ("pipelined" in `chunk`s, or "coalesced"), then print one report line.
 pub fn set_child(addr: SocketAddr, password: Option<&str>, mode: &str, n: usize, chunk: usize) -> io::Result<String> {
     let start_kib = proc_status_kib("VmRSS");
+    let cpu0 = process_cpu();
     let pb = ProgressBar::hidden();
     let elapsed = match mode {
         "pipelined" => pipelined_sets(&mut Conn::connect(addr, password)?, n, chunk, &pb)?,
@@ -187,8 +198,9 @@ pub fn set_child(addr: SocketAddr, password: Option<&str>, mode: &str, n: usize,
         "coalesced-streamed" => coalesced_sets(addr, password, n, Tickets::AwaitAsResolved, &pb)?,
         m => return Err(proto_err(format!("unknown mode {m:?}"))),
     };
+    let cpu = process_cpu().saturating_sub(cpu0);
     let hwm = proc_status_kib("VmHWM");
-    Ok(format!("elapsed_ns={} hwm_kib={hwm} start_kib={start_kib}", elapsed.as_nanos()))
+    Ok(format!("elapsed_ns={} hwm_kib={hwm} start_kib={start_kib} cpu_ns={}", elapsed.as_nanos(), cpu.as_nanos()))
 }
 
 fn run_child(opts: &TargetOpts, addr: SocketAddr, mode: &str, n: usize, chunk: usize) -> io::Result<ChildReport> {
@@ -212,38 +224,59 @@ fn run_child(opts: &TargetOpts, addr: SocketAddr, mode: &str, n: usize, chunk: u
         elapsed: Duration::from_nanos(field("elapsed_ns")?),
         hwm_kib: field("hwm_kib")?,
         start_kib: field("start_kib")?,
+        cpu: Duration::from_nanos(field("cpu_ns")?),
     })
+}
+
+const SET_MODES: [&str; 3] = ["pipelined", "coalesced", "coalesced-streamed"];
+
+/// Each SET mode's median wall time and CPU, and its worst peak RSS, over
+/// alternating rounds (A B C A B C ...), each in a fresh child process.
+fn set_runs(opts: &TargetOpts, n: usize, chunk: usize) -> io::Result<Vec<ChildReport>> {
+    let mut c = Conn::connect(opts.addr, opts.password.as_deref())?;
+    delete_set_keys(&mut c, n, chunk)?;
+    let base = dbsize(&mut c)?;
+    let (paddr, _proxy) = spawn_proxy(opts.addr, opts.set_rtt)?;
+    let mut runs: Vec<Vec<ChildReport>> = vec![Vec::new(); SET_MODES.len()];
+    for _ in 0..opts.set_rounds.max(1) {
+        for (i, mode) in SET_MODES.into_iter().enumerate() {
+            let r = run_child(opts, paddr, mode, n, chunk)?;
+            if let Err(e) = verify_sets(&mut c, base, n)? {
+                return Err(proto_err(format!("{mode} SETs: {e}")));
+            }
+            delete_set_keys(&mut c, n, chunk)?;
+            runs[i].push(r);
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .map(|rs| ChildReport {
+            elapsed: median_dur(rs.iter().map(|r| r.elapsed).collect()),
+            hwm_kib: rs.iter().map(|r| r.hwm_kib).max().unwrap_or(0),
+            start_kib: rs.iter().map(|r| r.start_kib).max().unwrap_or(0),
+            cpu: median_dur(rs.iter().map(|r| r.cpu).collect()),
+        })
+        .collect())
 }
 
 /// The 1M-SET targets at `opts.set_rtt`.
 fn set_targets(opts: &TargetOpts) -> io::Result<Vec<Target>> {
     let (n, chunk) = (opts.n(1_000_000), opts.n(10_000));
-    let mut c = Conn::connect(opts.addr, opts.password.as_deref())?;
-    delete_set_keys(&mut c, n, chunk)?;
-    let base = dbsize(&mut c)?;
-    let (paddr, _proxy) = spawn_proxy(opts.addr, opts.set_rtt)?;
-    let mut reps = Vec::new();
-    for mode in ["pipelined", "coalesced", "coalesced-streamed"] {
-        let r = run_child(opts, paddr, mode, n, chunk)?;
-        if let Err(e) = verify_sets(&mut c, base, n)? {
-            return Err(proto_err(format!("{mode} SETs: {e}")));
-        }
-        delete_set_keys(&mut c, n, chunk)?;
-        reps.push(r);
-    }
+    let reps = set_runs(opts, n, chunk)?;
     let (p, co, cs) = (reps[0], reps[1], reps[2]);
     let ms = opts.set_rtt.as_secs_f64() * 1e3;
+    let rounds = opts.set_rounds.max(1);
     let speed = p.elapsed.as_secs_f64() / co.elapsed.as_secs_f64().max(1e-9);
     let mut out = vec![Target {
         name: format!("{} SET @ {ms} ms: pipelined {} chunks / coalesced", human(n), human(chunk)),
-        measured: format!("coalesced {}", fmt_dur(co.elapsed)),
+        measured: format!("coalesced {} (median of {rounds})", fmt_dur(co.elapsed)),
         expected: format!("pipelined {}", fmt_dur(p.elapsed)),
         ratio: speed,
         rule: "pipelined/coalesced >= 2.0".into(),
         pass: speed >= 2.0,
         info: false,
     }];
-    for (mode, r) in [("pipelined", p), ("coalesced", co), ("coalesced-streamed", cs)] {
+    for (mode, r) in SET_MODES.into_iter().zip([p, co, cs]) {
         let mib = r.hwm_kib as f64 / 1024.0;
         out.push(Target {
             name: format!("{} SET {mode}: client peak RSS", human(n)),
@@ -255,6 +288,16 @@ fn set_targets(opts: &TargetOpts) -> io::Result<Vec<Target>> {
             info: mode == "coalesced-streamed",
         });
     }
+    let per_op = |r: &ChildReport| r.cpu.as_secs_f64() * 1e9 / n as f64;
+    out.push(Target {
+        name: format!("{} SET: client CPU/op, coalesced / pipelined", human(n)),
+        measured: format!("coalesced {:.0} ns/op", per_op(&co)),
+        expected: format!("pipelined {:.0} ns/op", per_op(&p)),
+        ratio: per_op(&co) / per_op(&p).max(1e-9),
+        rule: "(info: whole client process, incl. key formatting)".into(),
+        pass: true,
+        info: true,
+    });
     let speed = p.elapsed.as_secs_f64() / cs.elapsed.as_secs_f64().max(1e-9);
     out.push(Target {
         name: format!("{} SET @ {ms} ms: pipelined / coalesced-streamed", human(n)),
@@ -307,7 +350,12 @@ fn mux_targets(opts: &TargetOpts) -> io::Result<Vec<Target>> {
 /// Run every target against `opts.addr`; `on_target` sees each as it is checked.
 pub fn run_targets(opts: &TargetOpts, on_target: &mut dyn FnMut(&Target)) -> io::Result<Vec<Target>> {
     let mut all = Vec::new();
-    for group in [rtt_targets, set_targets, mux_targets] {
+    type Group = fn(&TargetOpts) -> io::Result<Vec<Target>>;
+    let groups: [(&str, Group); 3] = [("rtt", rtt_targets), ("sets", set_targets), ("mux", mux_targets)];
+    for (name, group) in groups {
+        if !opts.only.is_empty() && !opts.only.iter().any(|o| o == name) {
+            continue;
+        }
         for t in group(opts)? {
             on_target(&t);
             all.push(t);

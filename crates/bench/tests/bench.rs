@@ -120,7 +120,7 @@ fn cli_seeds_prints_the_table_and_exits_zero() {
 }
 
 fn seed_opts(server: &Server, rtt: Duration, max_serial: usize) -> SeedOpts {
-    SeedOpts { addr: server.addr, password: None, rtt, scale: 0.01, max_serial, progress: false }
+    SeedOpts { addr: server.addr, password: None, rtt, scale: 0.01, max_serial, progress: false, only: vec![] }
 }
 
 #[test]
@@ -137,6 +137,27 @@ fn seeds_run_against_redis_with_all_checks_passing() {
         assert!(r.extrapolated_from.is_none(), "{} should not be extrapolated", r.label);
     }
     assert!(table.contains("5,844 ms") && table.contains("32.16 s") && table.contains("208 s"));
+}
+
+#[test]
+fn seeds_only_sets_reports_client_rss_and_cpu_per_row() {
+    let server = start_redis();
+    let mut opts = seed_opts(&server, Duration::from_millis(1), 100);
+    opts.only = vec!["sets".into()];
+    let rows = run_seeds(&opts, &mut |_| {}).unwrap().rows;
+    let table = format_table(&rows, "test");
+    println!("{table}");
+    let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels.len(), 3, "only the 1M-SET seed: {labels:?}");
+    assert!(labels.iter().all(|l| l.contains("SET")), "{labels:?}");
+    for r in &rows {
+        assert!(r.check.is_ok(), "{}: {:?}", r.label, r.check);
+        let cost = r.cost.expect("every row is metered");
+        let rss = cost.peak_rss_kib.expect("peak RSS reset per row");
+        assert!(rss > 1024 && rss < 1024 * 1024, "{}: {rss} KiB", r.label);
+        assert!(r.cpu_per_op().unwrap() > Duration::ZERO, "{}", r.label);
+    }
+    assert!(table.contains("client peak RSS") && table.contains("client CPU/op"), "{table}");
 }
 
 #[test]

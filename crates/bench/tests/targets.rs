@@ -20,7 +20,7 @@ fn targets_subcommand_prints_every_row_for_both_servers() {
     let out = Command::new(env!("CARGO_BIN_EXE_volley-bench"))
         .args(["targets", "-h", "127.0.0.1", "-p", &volley.port().to_string()])
         .args(["--redis-port", &redis.port().to_string()])
-        .args(["--scale", "0.001", "--rtt", "1ms", "--set-rtt", "1ms", "--mux-rounds", "1"])
+        .args(["--scale", "0.001", "--rtt", "1ms", "--set-rtt", "1ms", "--mux-rounds", "1", "--set-rounds", "2"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -37,6 +37,7 @@ fn targets_subcommand_prints_every_row_for_both_servers() {
         "1k SET pipelined: client peak RSS",
         "1k SET coalesced: client peak RSS",
         "1k SET coalesced-streamed: client peak RSS",
+        "1k SET: client CPU/op, coalesced / pipelined",
         "1k SET @ 1 ms: pipelined / coalesced-streamed",
         "64 tasks x 10 GET, one conn: ops/s",
         "64 tasks x 10 GET, one conn: client CPU/op",
