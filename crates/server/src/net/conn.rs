@@ -303,6 +303,8 @@ impl Conn {
 
     /// Write pending replies. Ok(true) when everything was written.
     pub fn flush(&mut self, srv: &mut Server) -> io::Result<bool> {
+        // No reply leaves before the writes it acknowledges are durable.
+        crate::persistence::aof::before_reply(srv);
         while self.out_sent < self.out.len() {
             match self.stream.write(&self.out[self.out_sent..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),

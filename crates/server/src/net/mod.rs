@@ -325,8 +325,10 @@ impl EventLoop {
         }
     }
 
-    /// Before sleep: one write per connection with replies.
+    /// Before sleep: one write per connection with replies, after the
+    /// turn's AOF writes are written (and with `always` fsynced, once).
     fn flush_all(&mut self) {
+        crate::persistence::aof::before_sleep(&mut self.srv);
         for slot in std::mem::take(&mut self.to_flush) {
             let Some(conn) = self.conns.get_mut(slot) else {
                 continue;
