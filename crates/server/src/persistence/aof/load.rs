@@ -113,9 +113,6 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
     aof.file = Some(file);
     aof.incr_name = incr;
     aof.state = State::On;
-    // SAFETY: ignoring SIGXFSZ so a file-size limit fails the write with
-    // EFBIG (handled as a write error) instead of killing the server.
-    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     Ok(())
 }
 

@@ -109,6 +109,9 @@ pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
 pub(crate) fn enable_feeding(srv: &mut Server) {
     srv.aof.on = true;
     srv.aof.selected_db = None;
+    // SAFETY: ignoring SIGXFSZ so a file-size limit fails the write with
+    // EFBIG (handled as a write error) instead of killing the server.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     for db in &mut srv.keyspace.dbs {
         db.track_expired = true;
     }

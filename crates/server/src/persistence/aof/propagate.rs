@@ -49,16 +49,17 @@ impl Aof {
         }
     }
 
-    /// MULTI at the start of an atomic block, SELECT when the db changes.
+    /// SELECT when the db changes, MULTI at the start of an atomic block
+    /// (after the SELECT, so a block in one db holds only its commands).
     fn prelude(&mut self, db: usize) {
-        if self.atomic_depth > 0 && !self.multi_fed {
-            self.multi_fed = true;
-            encode(&mut self.buf, &[b"MULTI"]);
-        }
         if self.selected_db != Some(db) {
             self.selected_db = Some(db);
             let mut num = [0u8; 20];
             encode(&mut self.buf, &[b"SELECT", format_usize(&mut num, db)]);
+        }
+        if self.atomic_depth > 0 && !self.multi_fed {
+            self.multi_fed = true;
+            encode(&mut self.buf, &[b"MULTI"]);
         }
     }
 
