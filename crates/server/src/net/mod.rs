@@ -328,6 +328,9 @@ impl EventLoop {
     /// Before sleep: one write per connection with replies, after the
     /// turn's AOF writes are written (and with `always` fsynced, once).
     fn flush_all(&mut self) {
+        if crate::persistence::aof::defer_group_commit(&mut self.srv, !self.again.is_empty()) {
+            return;
+        }
         crate::persistence::aof::before_sleep(&mut self.srv);
         for slot in std::mem::take(&mut self.to_flush) {
             let Some(conn) = self.conns.get_mut(slot) else {

@@ -64,6 +64,8 @@ pub struct Aof {
     pub(crate) last_fsync: Option<Instant>,
     /// A write is being postponed because an fsync is still running.
     pub(crate) postponed_since: Option<Instant>,
+    /// Replies held back since, to fold more of a pipeline into one fsync.
+    pub(crate) deferred_since: Option<Instant>,
     pub base_size: u64,
     pub current_size: u64,
     /// Size at the last rewrite, for the automatic-rewrite growth rule.
@@ -165,6 +167,29 @@ pub fn before_sleep(srv: &mut Server) {
         srv.aof.flush(srv.config.appendfsync, false);
     }
 }
+
+/// With `always`, while connections still have input read but not yet
+/// executed (a big pipeline is run in slices, one per turn), keep the turn's
+/// writes and replies back so the whole batch costs one write and one
+/// fdatasync. Bounded in time and size; true means "don't flush this turn".
+pub fn defer_group_commit(srv: &mut Server, more_input: bool) -> bool {
+    let aof = &mut srv.aof;
+    if !more_input || aof.buf.is_empty() || srv.config.appendfsync != Appendfsync::Always {
+        aof.deferred_since = None;
+        return false;
+    }
+    let since = *aof.deferred_since.get_or_insert_with(Instant::now);
+    if since.elapsed() < GROUP_COMMIT_MAX_WAIT && aof.buf.len() < GROUP_COMMIT_MAX_BYTES {
+        return true;
+    }
+    aof.deferred_since = None;
+    false
+}
+
+/// Longest a batch's replies wait for the rest of the batch.
+const GROUP_COMMIT_MAX_WAIT: Duration = Duration::from_millis(10);
+/// Most bytes one group commit gathers before writing anyway.
+const GROUP_COMMIT_MAX_BYTES: usize = 16 << 20;
 
 /// Called before any reply is written to a socket: with `always`, nothing
 /// may leave while fed commands are not on disk (replies written on
