@@ -7,6 +7,7 @@
 //! in `fsync`), loading at start (`load`), and rewrites in a forked child
 //! (`rewrite`). The seam functions (`load_at_start`, `child_done`, `cron`,
 //! `on_shutdown`) are called by `persistence`.
+mod commit;
 mod fsync;
 mod load;
 pub mod manifest;
@@ -57,6 +58,8 @@ pub struct Aof {
     pub(crate) incr_name: String,
     pub(crate) manifest: Manifest,
     pub(crate) syncer: fsync::Syncer,
+    /// `always`: the thread that writes and fsyncs each turn's commands.
+    pub(crate) committer: commit::Committer,
     /// strerror of the last failed write or fsync: writes get MISCONF.
     pub write_error: Option<String>,
     /// Bytes written since the last fsync started.
@@ -139,7 +142,7 @@ pub fn cron(srv: &mut Server, _now_ms: i64) {
         crate::log_at!(Warning, "Fsync of the AOF file failed: {}", strerror(&e));
         srv.aof.write_error = Some(strerror(&e));
     }
-    if srv.aof.on {
+    if srv.aof.on && !async_commit(srv) {
         // Retries a failed write, and starts the everysec fsync when idle.
         srv.aof.flush(srv.config.appendfsync, srv.aof.write_error.is_some());
     }
@@ -196,8 +199,51 @@ const GROUP_COMMIT_MAX_BYTES: usize = 16 << 20;
 /// writable events, shutdown).
 #[inline]
 pub fn before_reply(srv: &mut Server) {
-    if !srv.aof.buf.is_empty() && srv.config.appendfsync == Appendfsync::Always {
-        before_sleep(srv);
+    let aof = &mut srv.aof;
+    if srv.config.appendfsync == Appendfsync::Always && (!aof.buf.is_empty() || aof.committer.in_flight()) {
+        aof.flush(Appendfsync::Always, true);
+    }
+}
+
+/// Let the commit thread wake the event loop when a commit is on disk.
+pub fn set_waker(srv: &mut Server, waker: std::sync::Arc<mio::Waker>) {
+    srv.aof.committer.waker = Some(waker);
+}
+
+/// Whether each turn is committed by the commit thread (`always`): the
+/// event loop then holds a turn's replies until [`committed_epoch`] reaches
+/// the epoch [`start_commit`] returned for it.
+pub fn async_commit(srv: &Server) -> bool {
+    srv.aof.on && srv.config.appendfsync == Appendfsync::Always && srv.aof.committer.waker.is_some()
+}
+
+/// The last epoch written and fsynced.
+pub fn committed_epoch(srv: &Server) -> u64 {
+    srv.aof.committer.done()
+}
+
+/// A commit is being written or fsynced.
+pub fn commit_in_flight(srv: &Server) -> bool {
+    srv.aof.committer.in_flight()
+}
+
+/// Hand what this turn fed to the commit thread; the epoch its replies
+/// wait for, or None if nothing was fed (everything is durable already).
+pub fn start_commit(srv: &mut Server) -> Option<u64> {
+    let aof = &mut srv.aof;
+    if aof.buf.is_empty() {
+        return None;
+    }
+    let file = aof.file.as_ref()?;
+    let keep = aof.buf.capacity().min(1 << 20);
+    let data = std::mem::replace(&mut aof.buf, Vec::with_capacity(keep));
+    aof.current_size += data.len() as u64;
+    match aof.committer.submit(file, data) {
+        Ok(epoch) => Some(epoch),
+        Err(e) => {
+            crate::log_at!(Warning, "Can't hand the AOF to its commit thread: {e}. Exiting...");
+            std::process::exit(1);
+        }
     }
 }
 
@@ -246,6 +292,8 @@ impl Aof {
     /// Write the buffer, then fsync as `policy` says. `force` writes even
     /// while an everysec fsync is still running.
     pub(crate) fn flush(&mut self, policy: Appendfsync, force: bool) {
+        // Writes stay in order: what the commit thread holds goes first.
+        self.committer.wait();
         if self.buf.is_empty() {
             self.maybe_background_fsync(policy);
             return;
