@@ -33,7 +33,7 @@ impl DataDir {
     /// The last incr file named by the manifest.
     pub fn last_incr(&self) -> PathBuf {
         let m = self.manifest();
-        let name = m.lines().filter(|l| l.ends_with("type i")).last().expect("an incr file").split(' ').nth(1);
+        let name = m.lines().rfind(|l| l.ends_with("type i")).expect("an incr file").split(' ').nth(1);
         self.aof_dir().join(name.unwrap())
     }
 }

@@ -104,7 +104,7 @@ pub fn fsync_dir(dir: &Path) -> io::Result<()> {
 
 fn parse_line(line: &str) -> Option<AofFile> {
     let words: Vec<&str> = line.split_ascii_whitespace().collect();
-    if words.len() % 2 != 0 {
+    if !words.len().is_multiple_of(2) {
         return None;
     }
     let (mut name, mut seq, mut kind) = (None, None, None);

@@ -54,9 +54,9 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
         return Err(io::Error::other("a background child is already running"));
     }
     let dir = aof_dir(&srv.config);
-    fs::create_dir_all(&dir).inspect_err(|e| log_start_error(e))?;
+    fs::create_dir_all(&dir).inspect_err(log_start_error)?;
     if srv.aof.on || srv.aof.state == State::WaitRewrite {
-        open_new_incr(srv, &dir).inspect_err(|e| log_start_error(e))?;
+        open_new_incr(srv, &dir).inspect_err(log_start_error)?;
     }
     let now = unix_ms();
     let (keyspace, dir2) = (&srv.keyspace, dir.clone());
