@@ -299,3 +299,86 @@ fn info_persistence_reports_aof_state() {
     let base: u64 = info_field(&mut c, "persistence", "aof_base_size").parse().unwrap();
     assert!(base > 0);
 }
+
+#[test]
+fn automatic_rewrite_when_the_file_doubled() {
+    let dir = DataDir::new("auto");
+    let srv = start_aof(
+        &dir,
+        &["--appendfsync", "no", "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "20kb"],
+    );
+    let mut c = srv.client();
+    let value = "v".repeat(1000);
+    for i in 0..40 {
+        assert_eq!(c.cmd(&["SET", &format!("k{}", i % 5), &value]), ok());
+    }
+    wait_rewrites(&mut c, 1);
+    assert!(srv.log().contains("Starting automatic rewriting of AOF"), "{}", srv.log());
+    // The new base holds 5 keys, not 40 writes.
+    let base: u64 = info_field(&mut c, "persistence", "aof_base_size").parse().unwrap();
+    assert!(base < 8000, "base of {base} bytes");
+}
+
+#[test]
+fn bgrewriteaof_with_aof_off_writes_a_base() {
+    let dir = DataDir::new("off-rewrite");
+    let srv = TestServer::start(&["--dir", dir.path()]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["SET", "k", "v"]), ok());
+    assert_eq!(c.cmd(&["BGREWRITEAOF"]), simple("Background append only file rewriting started"));
+    wait_rewrites(&mut c, 1);
+    let manifest = dir.manifest();
+    assert!(manifest.contains("type b") && !manifest.contains("type i"), "{manifest}");
+    drop(srv);
+    let srv = start_aof(&dir, &[]);
+    assert_eq!(srv.client().cmd(&["GET", "k"]), bulk("v"));
+}
+
+#[test]
+fn old_style_single_file_is_loaded_and_upgraded() {
+    let dir = DataDir::new("upgrade");
+    let mut old = Vec::new();
+    resp::encode_command(&mut old, &["SELECT", "0"]);
+    resp::encode_command(&mut old, &["SET", "legacy", "yes"]);
+    resp::encode_command(&mut old, &["RPUSH", "l", "a", "b"]);
+    std::fs::write(dir.0.join("appendonly.aof"), &old).unwrap();
+    let srv = start_aof(&dir, &["--appendfsync", "always"]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["GET", "legacy"]), bulk("yes"));
+    assert_eq!(c.cmd(&["LLEN", "l"]), int(2));
+    let manifest = dir.manifest();
+    assert!(manifest.starts_with("file appendonly.aof seq 1 type b\n"), "{manifest}");
+    assert!(dir.aof_dir().join("appendonly.aof").is_file() && !dir.0.join("appendonly.aof").exists());
+    assert_eq!(c.cmd(&["SET", "new", "1"]), ok());
+    drop(srv);
+    let srv = start_aof(&dir, &[]);
+    assert_eq!(srv.client().cmd(&["MGET", "legacy", "new"]), arr(vec![bulk("yes"), bulk("1")]));
+}
+
+#[test]
+fn switching_appendfsync_away_from_always_releases_every_reply() {
+    let dir = DataDir::new("switch");
+    let srv = start_aof(&dir, &["--appendfsync", "always"]);
+    let mut clients: Vec<Client> = (0..4).map(|_| srv.client()).collect();
+    let mut admin = srv.client();
+    for round in 0..6 {
+        for (n, c) in clients.iter_mut().enumerate() {
+            let mut batch = Vec::new();
+            for _ in 0..100 {
+                resp::encode_command(&mut batch, &["INCR", &format!("c{n}")]);
+            }
+            c.send(&batch);
+        }
+        if round == 2 {
+            assert_eq!(admin.cmd(&["CONFIG", "SET", "appendfsync", "everysec"]), ok());
+        }
+        if round == 4 {
+            assert_eq!(admin.cmd(&["CONFIG", "SET", "appendfsync", "always"]), ok());
+        }
+        for c in clients.iter_mut() {
+            for i in 0..100 {
+                assert_eq!(c.read_frame(), int(round * 100 + i + 1));
+            }
+        }
+    }
+}

@@ -350,6 +350,14 @@ impl EventLoop {
             return self.flush_after_commit();
         }
         crate::persistence::aof::before_sleep(&mut self.srv);
+        if !self.held.is_empty() {
+            // `always` was just switched off (or AOF turned off): once the
+            // last commit is on disk, the replies it held may go.
+            crate::persistence::aof::wait_commits(&self.srv);
+            for (slot, _) in std::mem::take(&mut self.held) {
+                self.flush_slot(slot, None);
+            }
+        }
         for slot in std::mem::take(&mut self.to_flush) {
             self.flush_slot(slot, None);
         }
@@ -426,6 +434,8 @@ impl EventLoop {
             };
             self.srv.blocking.unblock(slot);
             self.srv.unwatch_all(slot);
+            // The slot may be reused: held positions belong to this connection.
+            self.held.retain(|&(s, _)| s != slot);
             let info = self.srv.clients.remove(slot);
             let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
             match why {

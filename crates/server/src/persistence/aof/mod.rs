@@ -217,6 +217,11 @@ pub fn async_commit(srv: &Server) -> bool {
     srv.aof.on && srv.config.appendfsync == Appendfsync::Always && srv.aof.committer.waker.is_some()
 }
 
+/// Block until every commit handed to the commit thread is on disk.
+pub fn wait_commits(srv: &Server) {
+    srv.aof.committer.wait();
+}
+
 /// The last epoch written and fsynced.
 pub fn committed_epoch(srv: &Server) -> u64 {
     srv.aof.committer.done()

@@ -333,9 +333,7 @@ pub fn cron(srv: &mut Server) {
         return;
     }
     if srv.aof.rewrite_scheduled {
-        if srv.aof.state == State::Off && !srv.aof.on {
-            srv.aof.rewrite_scheduled = false;
-        }
+        // Failures are logged and leave it scheduled for the next tick.
         let _ = start_rewrite(srv);
         return;
     }
