@@ -343,9 +343,6 @@ impl EventLoop {
     /// Before sleep: one write per connection with replies, after the
     /// turn's AOF writes are written (and with `always` fsynced, once).
     fn flush_all(&mut self) {
-        if crate::persistence::aof::defer_group_commit(&mut self.srv, !self.again.is_empty()) {
-            return;
-        }
         if crate::persistence::aof::async_commit(&self.srv) {
             return self.flush_after_commit();
         }
@@ -373,7 +370,7 @@ impl EventLoop {
                 self.flush_slot(slot, Some(end));
             }
         }
-        if aof::commit_in_flight(&self.srv) {
+        if aof::commit_in_flight(&self.srv) || aof::defer_group_commit(&mut self.srv, !self.again.is_empty()) {
             return;
         }
         match aof::start_commit(&mut self.srv) {
