@@ -97,6 +97,12 @@ fn expired_keys_are_deleted_in_the_file() {
     assert_eq!(c.cmd(&["GET", "lazy"]), Frame::Null);
     let incr = std::fs::read_to_string(dir.last_incr()).unwrap();
     assert!(incr.ends_with("*2\r\n$3\r\nDEL\r\n$4\r\nlazy\r\n"), "{incr:?}");
+    // Nobody reads this one: the active expiry cycle deletes it.
+    assert_eq!(c.cmd(&["SET", "active", "v", "PX", "50"]), ok());
+    let deleted = wait_for(Duration::from_secs(5), || {
+        std::fs::read_to_string(dir.last_incr()).unwrap().ends_with("*2\r\n$3\r\nDEL\r\n$6\r\nactive\r\n")
+    });
+    assert!(deleted, "no DEL for the actively expired key");
 }
 
 #[test]
