@@ -343,7 +343,8 @@ fn bgrewriteaof_with_aof_off_writes_a_base() {
 #[test]
 fn old_style_single_file_is_loaded_and_upgraded() {
     let dir = DataDir::new("upgrade");
-    let mut old = Vec::new();
+    // With an annotation line, as Redis's aof-timestamp-enabled writes.
+    let mut old = b"#TS:1700000000\r\n".to_vec();
     resp::encode_command(&mut old, &["SELECT", "0"]);
     resp::encode_command(&mut old, &["SET", "legacy", "yes"]);
     resp::encode_command(&mut old, &["RPUSH", "l", "a", "b"]);

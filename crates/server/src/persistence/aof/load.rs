@@ -167,6 +167,14 @@ fn run_commands(srv: &mut Server, cid: usize, data: &[u8]) -> Result<Ending, (us
     let mut pos = 0;
     let mut multi_at = None;
     while pos < data.len() {
+        if data[pos] == b'#' {
+            // An annotation (`aof-timestamp-enabled`'s `#TS:...`): skipped, as Redis does.
+            match data[pos..].iter().position(|&b| b == b'\n') {
+                Some(n) => pos += n + 1,
+                None => return Ok(Ending::Truncated(multi_at.unwrap_or(pos))),
+            }
+            continue;
+        }
         if data[pos] != b'*' {
             return Err((pos, format!("expected '*', found byte {:#04x}", data[pos])));
         }

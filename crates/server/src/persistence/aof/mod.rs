@@ -30,10 +30,12 @@ pub use rewrite::{bgrewriteaof, start_rewrite};
 /// Redis's `aof_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum State {
+    /// Not appending.
     #[default]
     Off,
     /// Turned on at run time: the first base is being written.
     WaitRewrite,
+    /// Appending.
     On,
 }
 
@@ -42,6 +44,7 @@ pub enum State {
 pub struct Aof {
     /// Changes are being fed to `buf` (the hot-path test: one branch).
     pub on: bool,
+    /// Off, waiting for the first base, or on (INFO `aof_enabled`).
     pub state: State,
     /// Commands not yet written to the incr file.
     pub buf: Vec<u8>,
@@ -69,16 +72,22 @@ pub struct Aof {
     pub(crate) postponed_since: Option<Instant>,
     /// Replies held back since, to fold more of a pipeline into one fsync.
     pub(crate) deferred_since: Option<Instant>,
+    /// Bytes of the base file (INFO `aof_base_size`).
     pub base_size: u64,
+    /// Bytes of base + incr files, written or handed to the commit thread.
     pub current_size: u64,
     /// Size at the last rewrite, for the automatic-rewrite growth rule.
     pub(crate) rewrite_base_size: u64,
+    /// A rewrite starts once the running child is done.
     pub rewrite_scheduled: bool,
     pub(crate) rewrite_started: Option<Instant>,
+    /// Duration of the last rewrite (None: never ran).
     pub last_rewrite_secs: Option<i64>,
     pub last_rewrite_failed: bool,
+    /// Rewrites completed (INFO `aof_rewrites`).
     pub rewrites: u64,
     pub consecutive_failures: u64,
+    /// Writes done without waiting for a slow everysec fsync.
     pub delayed_fsync: u64,
 }
 
