@@ -219,14 +219,9 @@ fn persistence(srv: &Server, s: &mut Section) {
     s.field("rdb_last_bgsave_time_sec", -1);
     s.field("rdb_current_bgsave_time_sec", -1);
     s.zeros(&["rdb_saves", "rdb_last_cow_size", "rdb_last_load_keys_expired", "rdb_last_load_keys_loaded"]);
-    s.field("aof_enabled", srv.config.appendonly as u8);
-    s.zeros(&["aof_rewrite_in_progress", "aof_rewrite_scheduled"]);
-    s.field("aof_last_rewrite_time_sec", -1);
-    s.field("aof_current_rewrite_time_sec", -1);
-    s.field("aof_last_bgrewrite_status", "ok");
-    s.zeros(&["aof_rewrites", "aof_rewrites_consecutive_failures"]);
-    s.field("aof_last_write_status", "ok");
-    s.zeros(&["aof_last_cow_size", "module_fork_in_progress", "module_fork_last_cow_size"]);
+    for (name, value) in crate::persistence::aof::info_fields(srv) {
+        s.field(name, value);
+    }
 }
 
 fn stats(srv: &Server, s: &mut Section) {

@@ -284,8 +284,13 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
     }
     if when <= now {
         db.remove(key);
+        ctx.propagate_as(&[b"DEL", key]);
     } else {
         db.set_expire(key, Some(when));
+        if ctx.propagating() {
+            // Absolute, so the TTL doesn't restart when the file is replayed.
+            ctx.propagate_as(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+        }
     }
     ctx.dirty(1);
     ctx.r.int(1);

@@ -105,7 +105,25 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Result
     db.drop_if_empty_list(src, now);
     r.bulk(&v);
     ctx.dirty(2);
+    // BLMOVE / BRPOPLPUSH replay as their non-blocking form.
+    ctx.propagate_as(&[b"LMOVE", src, dst, end_word(from), end_word(to)]);
     Ok(true)
+}
+
+/// LEFT / RIGHT, as LMOVE spells them.
+fn end_word(end: End) -> &'static [u8] {
+    match end {
+        End::Head => b"LEFT",
+        End::Tail => b"RIGHT",
+    }
+}
+
+/// LPOP / RPOP, the non-blocking pop a served blocking pop replays as.
+fn pop_word(end: End) -> &'static [u8] {
+    match end {
+        End::Head => b"LPOP",
+        End::Tail => b"RPOP",
+    }
 }
 
 fn lmove_generic(ctx: &mut Ctx, argv: &Argv, from: End, to: End) {
@@ -167,6 +185,7 @@ fn bpop(ctx: &mut Ctx, argv: &Argv, end: End) {
             list.discard(end);
             db.drop_if_empty_list(key, now);
             ctx.dirty(1);
+            ctx.propagate_as(&[pop_word(end), key]);
         }
         Ok(None) => block_or_timeout(ctx, &keys, deadline, TimeoutReply::NullArray, argv),
     }
@@ -226,6 +245,9 @@ fn mpop_ready(ctx: &mut Ctx, m: &Mpop) -> Result<bool, ()> {
     ctx.r.bulk(m.keys[i]);
     let n = pop_into_reply(ctx, m.keys[i], m.end, m.count);
     ctx.dirty(n as u64);
+    if ctx.propagating() {
+        ctx.propagate_as(&[pop_word(m.end), m.keys[i], n.to_string().as_bytes()]);
+    }
     Ok(true)
 }
 

@@ -1,5 +1,6 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
+pub mod aof;
 pub mod bitmap;
 pub mod client;
 pub mod command_cmd;
@@ -36,6 +37,7 @@ pub fn register_all(r: &mut Registry) {
     zsetops::register(r);
     hll::register(r);
     list::register(r);
+    aof::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

@@ -127,6 +127,10 @@ fn config_set(ctx: &mut Ctx, argv: &Argv) {
 /// Act on changed options that need more than a new stored value; every
 /// other option is read live from the configuration.
 fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(), String> {
+    if ctx.srv.config.appendonly != before.appendonly {
+        crate::persistence::aof::set_enabled(ctx.srv, !before.appendonly)
+            .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"))?;
+    }
     let cfg = &ctx.srv.config;
     if cfg.loglevel != before.loglevel {
         crate::log::set_level(cfg.loglevel);

@@ -139,6 +139,8 @@ fn spop(ctx: &mut Ctx, argv: &Argv) {
     ctx.dbm().remove_if_empty(key, now);
     ctx.r.bulk(&m);
     ctx.dirty(1);
+    // The member was chosen at random: replay removes that very one.
+    ctx.propagate_as(&[b"SREM", key, &m]);
 }
 
 fn spop_count(ctx: &mut Ctx, argv: &Argv) {
@@ -150,7 +152,8 @@ fn spop_count(ctx: &mut Ctx, argv: &Argv) {
     let mut rng = ctx.srv.keyspace.next_random();
     let Ok(found) = lookup(ctx, key, false) else { return };
     let Some(s) = found.filter(|_| count > 0) else { return ctx.r.set(0) };
-    let popped = if count >= s.len() as u64 {
+    let whole = count >= s.len() as u64;
+    let popped = if whole {
         // Redis replies SUNION of the set: a rebuilt copy.
         let mut copy = Set::new_intset();
         for m in s.members() {
@@ -165,6 +168,14 @@ fn spop_count(ctx: &mut Ctx, argv: &Argv) {
     };
     reply_members(ctx, &popped, true);
     ctx.dirty(1);
+    if whole {
+        ctx.propagate_as(&[b"DEL", key]);
+    } else if ctx.propagating() {
+        // The members were chosen at random: replay removes those very ones.
+        let mut args: Vec<&[u8]> = vec![b"SREM", key];
+        args.extend(popped.iter().map(|m| m.as_slice()));
+        ctx.propagate_as(&args);
+    }
 }
 
 fn srandmember(ctx: &mut Ctx, argv: &Argv) {

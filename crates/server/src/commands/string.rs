@@ -234,6 +234,10 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: &StrOpts, ho
     }
     ctx.dbm().set(key, Value::Str(Str::from_bytes(val)), at, o.keepttl, now);
     ctx.dirty(1);
+    if let (Some(at), true) = (at, ctx.propagating()) {
+        // A relative expiry would restart at replay: make it absolute.
+        ctx.propagate_as(&[b"SET", key, val, b"PXAT", at.to_string().as_bytes()]);
+    }
     if !o.get {
         match how {
             SetReply::Ok => ctx.r.ok(),
@@ -314,14 +318,21 @@ fn getex(ctx: &mut Ctx, argv: &Argv) {
     if let Ok(Some(s)) = db.get_str(key, now) {
         reply_str(r, s);
     }
-    let changed = match at {
-        Some((kind, t)) if kind.absolute() && t <= now => db.remove(key).is_some(),
-        Some((_, t)) => db.set_expire(key, Some(t)),
-        None if o.persist => db.peek(key, now).is_some() && db.expire_of(key).is_some() && db.set_expire(key, None),
-        None => false,
+    let (changed, deleted) = match at {
+        Some((kind, t)) if kind.absolute() && t <= now => (db.remove(key).is_some(), true),
+        Some((_, t)) => (db.set_expire(key, Some(t)), false),
+        None if o.persist => {
+            (db.peek(key, now).is_some() && db.expire_of(key).is_some() && db.set_expire(key, None), false)
+        }
+        None => (false, false),
     };
     if changed {
         ctx.dirty(1);
+        match at {
+            _ if deleted => ctx.propagate_as(&[b"DEL", key]),
+            Some((_, t)) if ctx.propagating() => ctx.propagate_as(&[b"PEXPIREAT", key, t.to_string().as_bytes()]),
+            _ => ctx.propagate_as(&[b"PERSIST", key]),
+        }
     }
 }
 
@@ -433,8 +444,13 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &Argv) {
         Err(FloatIncrError::NanOrInfinity) => return r.error(EngineError::NanOrInfinity.message()),
     };
     r.bulk(&sum);
-    db.set(key, Value::Str(plain_str(sum)), None, true, now);
+    // Replays as the result, not the increment (float rounding may differ).
+    let prop = ctx.srv.aof.on.then(|| sum.clone());
+    ctx.dbm().set(key, Value::Str(plain_str(sum)), None, true, now);
     ctx.dirty(1);
+    if let Some(sum) = prop {
+        ctx.propagate_as(&[b"SET", key, &sum, b"KEEPTTL"]);
+    }
 }
 
 // ------------------------------------------------------------ in-place edits

@@ -52,10 +52,15 @@ fn exec(ctx: &mut Ctx, _argv: &Argv) {
     }
     ctx.r.array(tx.queued.len());
     let may_block = std::mem::replace(&mut ctx.may_block, false);
+    // The queued writes replay as one MULTI/EXEC in the AOF; EXEC itself
+    // is not written.
+    ctx.srv.aof.begin_atomic();
     for (id, args) in &tx.queued {
         let spec = ctx.srv.registry.spec(*id);
         call(ctx, *id, spec, &Argv::new(&[], args));
     }
+    ctx.srv.aof.end_atomic();
+    ctx.propagate_nothing();
     ctx.may_block = may_block;
 }
 

@@ -6,7 +6,7 @@ use super::{flags, Argv, CommandSpec, Ctx};
 pub type Guard = fn(&mut Ctx, &CommandSpec, &Argv) -> Result<(), String>;
 
 /// The guards, in the order Redis's `processCommand` applies them.
-pub const GUARDS: &[Guard] = &[require_auth];
+pub const GUARDS: &[Guard] = &[require_auth, refuse_writes_on_aof_error];
 
 /// Unauthenticated clients may only run commands flagged `no_auth`.
 fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
@@ -14,4 +14,13 @@ fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), S
         return Ok(());
     }
     Err("NOAUTH Authentication required.".to_string())
+}
+
+/// The AOF can't be written: refuse writes (and PING, as Redis does) with
+/// MISCONF until a write succeeds again; reads keep working.
+fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+    if ctx.srv.aof.write_error.is_none() || (spec.flags & flags::WRITE == 0 && spec.name != "ping") {
+        return Ok(());
+    }
+    crate::persistence::aof::misconf(ctx.srv).map_or(Ok(()), Err)
 }

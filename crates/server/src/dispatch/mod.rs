@@ -149,6 +149,36 @@ impl<'a> Ctx<'a> {
     pub fn not_integer(&mut self) {
         self.r.error("ERR value is not an integer or out of range");
     }
+
+    /// Whether changes go to the AOF: handlers skip building translations
+    /// (the `propagate_*` calls below) when not.
+    #[inline]
+    pub fn propagating(&self) -> bool {
+        self.srv.aof.on
+    }
+    /// Write `args` to the AOF instead of this command's argv (relative
+    /// times made absolute, random choices made explicit...).
+    pub fn propagate_as(&mut self, args: &[&[u8]]) {
+        if self.srv.aof.on {
+            let cmds = vec![crate::persistence::aof::propagate::owned(args)];
+            self.srv.aof.pending = Some(crate::persistence::aof::Pending::replace_with(cmds));
+        }
+    }
+    /// Write `args` to the AOF after what this command propagates (several
+    /// commands are wrapped in MULTI/EXEC).
+    pub fn also_propagate(&mut self, args: &[&[u8]]) {
+        if self.srv.aof.on {
+            let p = self.srv.aof.pending.get_or_insert_with(Default::default);
+            p.cmds.push(crate::persistence::aof::propagate::owned(args));
+        }
+    }
+    /// Write nothing to the AOF for this command, even though it changed
+    /// the dataset (its effects were propagated some other way).
+    pub fn propagate_nothing(&mut self) {
+        if self.srv.aof.on {
+            self.srv.aof.pending = Some(crate::persistence::aof::Pending::replace_with(Vec::new()));
+        }
+    }
 }
 
 /// Run one command line for client `cid`, appending its reply to `out`.
@@ -267,9 +297,17 @@ fn written_keys(spec: &CommandSpec, argv: &Argv) -> Vec<usize> {
 pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
     let errors_before = ctx.r.errors;
     let dirty_before = ctx.srv.dirty;
+    let (db, aof_on) = (ctx.db, ctx.srv.aof.on);
+    let outer_propagation = if aof_on { ctx.srv.aof.pending.take() } else { None };
     let started = crate::server::clock::ticks();
     (spec.handler)(ctx, argv);
     let spent = crate::server::clock::ticks().wrapping_sub(started);
+    if aof_on || ctx.srv.aof.on {
+        // Lazily expired keys are deleted in the file before the command.
+        ctx.srv.touch_expired_watched();
+        let moved = ctx.srv.dirty != dirty_before;
+        crate::persistence::aof::propagate::after_call(ctx.srv, db, argv, moved, outer_propagation);
+    }
     if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
         for pos in written_keys(spec, argv) {
             ctx.srv.blocking.signal(ctx.db, argv.get(pos));

@@ -51,6 +51,9 @@ pub struct Conn {
     args: Args,
     pub out: Vec<u8>,
     out_sent: usize,
+    /// Bytes of output ever removed from `out` (written), so a position in
+    /// the output stream survives buffer compaction (see [`Conn::out_end`]).
+    drained: u64,
     spill: Option<Spill>,
     /// The peer shut down its sending side.
     pub eof: bool,
@@ -80,6 +83,7 @@ impl Conn {
             args: Args::default(),
             out: Vec::new(),
             out_sent: 0,
+            drained: 0,
             spill: None,
             eof: false,
             paused: false,
@@ -303,6 +307,8 @@ impl Conn {
 
     /// Write pending replies. Ok(true) when everything was written.
     pub fn flush(&mut self, srv: &mut Server) -> io::Result<bool> {
+        // No reply leaves before the writes it acknowledges are durable.
+        crate::persistence::aof::before_reply(srv);
         while self.out_sent < self.out.len() {
             match self.stream.write(&self.out[self.out_sent..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -317,10 +323,48 @@ impl Conn {
             }
         }
         self.out_sent = 0;
+        self.drained += self.out.len() as u64;
         if self.out.capacity() > KEEP_BUF {
             self.out = Vec::new();
         } else {
             self.out.clear();
+        }
+        Ok(true)
+    }
+
+    /// Position of the end of the output produced so far, in the
+    /// connection's whole output stream.
+    pub fn out_end(&self) -> u64 {
+        self.drained + self.out.len() as u64
+    }
+
+    /// Write pending replies up to stream position `end` (replies produced
+    /// later wait for their AOF commit). Ok(true) when all of it was written.
+    pub fn flush_upto(&mut self, srv: &mut Server, end: u64) -> io::Result<bool> {
+        let limit = end.saturating_sub(self.drained).min(self.out.len() as u64) as usize;
+        // Bytes already sent by a full flush (which made everything durable) count as sent.
+        let limit = limit.max(self.out_sent);
+        while self.out_sent < limit {
+            match self.stream.write(&self.out[self.out_sent..limit]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out_sent += n;
+                    srv.stats.net_output_bytes += n as u64;
+                    srv.stats.io_writes += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        if limit == self.out.len() {
+            self.out_sent = 0;
+            self.drained += limit as u64;
+            self.out.clear();
+        } else if limit > 0 {
+            self.out.drain(..limit);
+            self.out_sent = 0;
+            self.drained += limit as u64;
         }
         Ok(true)
     }

@@ -18,6 +18,8 @@ pub use conn::{Close, Conn};
 
 /// Listener tokens sit above any connection slot.
 const LISTENER_BASE: usize = usize::MAX / 2;
+/// The AOF commit thread wakes the loop with this token.
+const WAKER: usize = LISTENER_BASE - 1;
 
 pub struct EventLoop {
     poll: Poll,
@@ -30,6 +32,11 @@ pub struct EventLoop {
     /// resumed after their replies drained).
     again: Vec<usize>,
     to_close: Vec<(usize, Close)>,
+    /// Replies waiting for the AOF commit in flight: (slot, stream position
+    /// up to which that commit covers them).
+    held: Vec<(usize, u64)>,
+    /// The commit epoch `held` waits for.
+    held_epoch: u64,
     scratch: Vec<u8>,
     next_cron: Instant,
     clock: crate::server::clock::Calibration,
@@ -38,8 +45,10 @@ pub struct EventLoop {
 impl EventLoop {
     /// Bind every `bind` address on `port`. Addresses prefixed with `-` are
     /// optional, as in redis.conf (skipped if unavailable, e.g. no IPv6).
-    pub fn bind(srv: Server) -> io::Result<EventLoop> {
+    pub fn bind(mut srv: Server) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
+        let waker = mio::Waker::new(poll.registry(), Token(WAKER))?;
+        crate::persistence::aof::set_waker(&mut srv, std::sync::Arc::new(waker));
         let mut listeners = Vec::new();
         for spec in &srv.config.bind {
             let (optional, host) = match spec.strip_prefix('-') {
@@ -78,6 +87,8 @@ impl EventLoop {
             to_flush: Vec::new(),
             again: Vec::new(),
             to_close: Vec::new(),
+            held: Vec::new(),
+            held_epoch: 0,
             scratch: vec![0; 256 << 10],
             next_cron: Instant::now(),
             clock: crate::server::clock::Calibration::start(),
@@ -103,6 +114,10 @@ impl EventLoop {
             let now = unix_ms();
             for ev in events.iter() {
                 let t = ev.token().0;
+                if t == WAKER {
+                    // An AOF commit finished: flush_all releases its replies.
+                    continue;
+                }
                 if t >= LISTENER_BASE {
                     self.accept(t - LISTENER_BASE, now);
                     continue;
@@ -330,26 +345,87 @@ impl EventLoop {
         }
     }
 
-    /// Before sleep: one write per connection with replies.
+    /// Before sleep: one write per connection with replies, after the
+    /// turn's AOF writes are written (and with `always` fsynced, once).
     fn flush_all(&mut self) {
-        for slot in std::mem::take(&mut self.to_flush) {
-            let Some(conn) = self.conns.get_mut(slot) else {
-                continue;
-            };
-            conn.flush_queued = false;
-            match conn.flush(&mut self.srv) {
-                Ok(true) => {
-                    let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
-                    if closing || (conn.eof && !conn.has_input()) {
-                        self.to_close.push((slot, Close::Gone("closed after reply".into())));
-                    } else if conn.paused || (conn.has_input() && conn.eof) {
-                        self.again.push(slot);
-                    }
-                }
-                // The kernel took less: a WRITABLE event resumes us.
-                Ok(false) => self.want_writable(slot, true),
-                Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
+        if crate::persistence::aof::async_commit(&self.srv) {
+            return self.flush_after_commit();
+        }
+        crate::persistence::aof::before_sleep(&mut self.srv);
+        if !self.held.is_empty() {
+            // `always` was just switched off (or AOF turned off): once the
+            // last commit is on disk, the replies it held may go.
+            crate::persistence::aof::wait_commits(&self.srv);
+            for (slot, _) in std::mem::take(&mut self.held) {
+                self.flush_slot(slot, None);
             }
+        }
+        for slot in std::mem::take(&mut self.to_flush) {
+            self.flush_slot(slot, None);
+        }
+    }
+
+    /// `appendfsync always`: replies leave once the commit covering them is
+    /// on disk; meanwhile the loop keeps executing, and what it feeds goes
+    /// to the next commit, started as soon as the previous one is done.
+    fn flush_after_commit(&mut self) {
+        use crate::persistence::aof;
+        if !self.held.is_empty() && aof::committed_epoch(&self.srv) >= self.held_epoch {
+            for (slot, end) in std::mem::take(&mut self.held) {
+                self.flush_slot(slot, Some(end));
+            }
+        }
+        if aof::commit_in_flight(&self.srv) || aof::defer_group_commit(&mut self.srv, !self.again.is_empty()) {
+            return;
+        }
+        match aof::start_commit(&mut self.srv) {
+            Some(epoch) => {
+                self.held_epoch = epoch;
+                for slot in std::mem::take(&mut self.to_flush) {
+                    let Some(conn) = self.conns.get_mut(slot) else { continue };
+                    conn.flush_queued = false;
+                    self.held.push((slot, conn.out_end()));
+                }
+            }
+            // Nothing new was fed: every reply is backed by what's on disk.
+            None => {
+                for slot in std::mem::take(&mut self.to_flush) {
+                    self.flush_slot(slot, None);
+                }
+            }
+        }
+    }
+
+    /// Write a connection's replies (up to stream position `upto`, if
+    /// given) and act on the outcome.
+    fn flush_slot(&mut self, slot: usize, upto: Option<u64>) {
+        let Some(conn) = self.conns.get_mut(slot) else {
+            return;
+        };
+        if upto.is_none() {
+            // Taken off `to_flush` (a held slot may be queued there again).
+            conn.flush_queued = false;
+        }
+        let res = match upto {
+            Some(end) => conn.flush_upto(&mut self.srv, end),
+            None => conn.flush(&mut self.srv),
+        };
+        match res {
+            Ok(true) if conn.pending_out() > 0 => {
+                // Later replies wait for the next commit.
+                self.queue_flush(slot);
+            }
+            Ok(true) => {
+                let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
+                if closing || (conn.eof && !conn.has_input()) {
+                    self.to_close.push((slot, Close::Gone("closed after reply".into())));
+                } else if conn.paused || (conn.has_input() && conn.eof) {
+                    self.again.push(slot);
+                }
+            }
+            // The kernel took less: a WRITABLE event resumes us.
+            Ok(false) => self.want_writable(slot, true),
+            Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
         }
     }
 
@@ -360,6 +436,8 @@ impl EventLoop {
             };
             self.srv.blocking.unblock(slot);
             self.srv.unwatch_all(slot);
+            // The slot may be reused: held positions belong to this connection.
+            self.held.retain(|&(s, _)| s != slot);
             let info = self.srv.clients.remove(slot);
             let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
             match why {

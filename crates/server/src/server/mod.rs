@@ -217,6 +217,8 @@ pub struct Server {
     pub config_file: String,
     /// The background child (BGSAVE, AOF rewrite), if one runs.
     pub children: crate::persistence::child::Children,
+    /// The append-only file: its buffer, files and counters.
+    pub aof: crate::persistence::aof::Aof,
 }
 
 impl Server {
@@ -243,6 +245,7 @@ impl Server {
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
             children: Default::default(),
+            aof: Default::default(),
         }
     }
 }
@@ -280,19 +283,21 @@ impl Server {
         let keys = std::mem::take(&mut c.watched);
         c.watch_touched = false;
         self.watches.unwatch(cid, &keys);
-        let track = !self.watches.is_empty();
+        let track = !self.watches.is_empty() || self.aof.on;
         for db in &mut self.keyspace.dbs {
             db.track_expired = track;
         }
     }
 
-    /// Keys that expired since the last call count as touched for WATCH.
+    /// Keys that expired since the last call count as touched for WATCH,
+    /// and are deleted in the AOF.
     pub fn touch_expired_watched(&mut self) {
-        if self.watches.is_empty() {
+        if self.watches.is_empty() && !self.aof.on {
             return;
         }
         for i in 0..self.keyspace.dbs.len() {
             for key in std::mem::take(&mut self.keyspace.dbs[i].expired_log) {
+                self.aof.feed(i, &[b"DEL", &key]);
                 self.touch_watched(i, &key);
             }
         }

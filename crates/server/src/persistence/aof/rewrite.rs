@@ -1,0 +1,354 @@
+//! AOF rewrites (BGREWRITEAOF, automatic, and turning AOF on at run time).
+//!
+//! Multi-part scheme, as Redis 7: at the start the parent opens a new incr
+//! file (new writes go there) and forks; the child writes a new base from
+//! its copy-on-write snapshot into a temp file. When it exits, the parent
+//! renames it into place, writes a manifest naming the new base and the new
+//! incr file (temp + rename), and deletes the files it replaced. Nothing
+//! written meanwhile is lost: it is in the new incr file.
+//!
+//! The base is written in command form (`.base.aof`, Redis's
+//! `aof-use-rdb-preamble no`). An RDB-preamble base would plug in at
+//! [`write_base`]: write the snapshot with the RDB writer into the same temp
+//! file and name it `.base.rdb` in [`child_done`].
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::manifest::{fsync_dir, AofFile, FileType};
+use super::propagate::encode;
+use super::{aof_dir, manifest_name, State};
+use crate::dispatch::{Argv, Ctx};
+use crate::engine::{Keyspace, Value};
+use crate::persistence::child::{ChildExit, ChildKind};
+use crate::server::{unix_ms, Server};
+
+/// Elements per command in the base (Redis's AOF_REWRITE_ITEMS_PER_CMD).
+const ITEMS_PER_CMD: usize = 64;
+
+/// The BGREWRITEAOF command.
+pub fn bgrewriteaof(ctx: &mut Ctx, _argv: &Argv) {
+    match ctx.srv.children.running() {
+        Some(ChildKind::AofRewrite) => ctx.r.error("ERR Background append only file rewriting already in progress"),
+        Some(_) => {
+            ctx.srv.aof.rewrite_scheduled = true;
+            ctx.r.simple(b"Background append only file rewriting scheduled");
+        }
+        None => match start_rewrite(ctx.srv) {
+            Ok(()) => ctx.r.simple(b"Background append only file rewriting started"),
+            Err(_) => ctx.r.error(
+                "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
+            ),
+        },
+    }
+}
+
+fn temp_base_path(srv: &Server, pid: i32) -> PathBuf {
+    aof_dir(&srv.config).join(format!("temp-rewriteaof-bg-{pid}.aof"))
+}
+
+/// Start a rewrite now: switch appending to a new incr file and fork the
+/// child that writes the new base.
+pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
+    if srv.children.running().is_some() {
+        return Err(io::Error::other("a background child is already running"));
+    }
+    let dir = aof_dir(&srv.config);
+    fs::create_dir_all(&dir).inspect_err(log_start_error)?;
+    if srv.aof.on || srv.aof.state == State::WaitRewrite {
+        open_new_incr(srv, &dir).inspect_err(log_start_error)?;
+    }
+    let now = unix_ms();
+    let (keyspace, dir2) = (&srv.keyspace, dir.clone());
+    let spawned = srv.children.spawn(ChildKind::AofRewrite, move || {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        let path = dir2.join(format!("temp-rewriteaof-bg-{pid}.aof"));
+        match write_base(keyspace, &path, now) {
+            Ok(()) => true,
+            Err(e) => {
+                crate::log_at!(Warning, "Error writing the AOF base {}: {e}", path.display());
+                false
+            }
+        }
+    });
+    match spawned {
+        Ok(pid) => {
+            crate::log_at!(Notice, "Background append only file rewriting started by pid {pid}");
+            let aof = &mut srv.aof;
+            aof.rewrite_scheduled = false;
+            aof.rewrite_started = Some(std::time::Instant::now());
+            if aof.state == State::WaitRewrite {
+                super::enable_feeding(srv);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            log_start_error(&e);
+            Err(e)
+        }
+    }
+}
+
+fn log_start_error(e: &io::Error) {
+    crate::log_at!(Warning, "Can't rewrite append only file in background: {e}");
+}
+
+/// Flush what the old incr file owes, then append to a fresh one. While
+/// the first base is pending (AOF just turned on) it is a temp file the
+/// manifest doesn't name yet; otherwise it joins the manifest at once.
+fn open_new_incr(srv: &mut Server, dir: &Path) -> io::Result<()> {
+    if srv.aof.on {
+        srv.aof.flush(crate::config::Appendfsync::Always, true);
+    }
+    let cfg = &srv.config;
+    let aof = &mut srv.aof;
+    let waiting = aof.state == State::WaitRewrite;
+    let name = if waiting {
+        format!("temp-{}.incr", cfg.appendfilename)
+    } else {
+        let seq = aof.manifest.next_incr_seq();
+        format!("{}.{seq}.incr.aof", cfg.appendfilename)
+    };
+    let file = OpenOptions::new().create(true).write(true).truncate(true).open(dir.join(&name))?;
+    if !waiting {
+        let mut m = aof.manifest.clone();
+        m.incrs.push(AofFile { name: name.clone(), seq: m.next_incr_seq(), kind: FileType::Incr });
+        m.persist(dir, &manifest_name(cfg))?;
+        aof.manifest = m;
+    }
+    aof.file = Some(file);
+    aof.incr_name = name;
+    aof.selected_db = None;
+    Ok(())
+}
+
+/// CONFIG SET appendonly yes: appending starts with a rewrite, as in Redis
+/// (scheduled if another child runs).
+pub fn start_on_runtime(srv: &mut Server) -> Result<(), String> {
+    let dir = aof_dir(&srv.config);
+    if let Ok(text) = fs::read_to_string(dir.join(manifest_name(&srv.config))) {
+        srv.aof.manifest = super::Manifest::parse(&text).unwrap_or_default();
+    }
+    srv.aof.state = State::WaitRewrite;
+    if srv.children.running().is_some() {
+        crate::log_at!(
+            Notice,
+            "AOF was enabled but there is already another background operation. An AOF background was scheduled \
+             to start when possible."
+        );
+        srv.aof.rewrite_scheduled = true;
+        return Ok(());
+    }
+    if start_rewrite(srv).is_err() {
+        srv.aof.state = State::Off;
+        crate::log_at!(Warning, "Redis needs to enable the AOF but can't trigger a background AOF rewrite operation.");
+        return Err("Unable to turn on AOF. Check server logs.".into());
+    }
+    Ok(())
+}
+
+/// Write the keyspace as commands to `path` (fsynced).
+pub fn write_base(ks: &Keyspace, path: &Path, now: i64) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
+    let mut out = Vec::with_capacity(1 << 16);
+    for (i, db) in ks.dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        encode(&mut out, &[b"SELECT", i.to_string().as_bytes()]);
+        for (key, entry) in db.iter() {
+            let at = db.expire_of(key);
+            if at.is_some_and(|at| at <= now) {
+                continue;
+            }
+            write_value(&mut out, key, &entry.value);
+            if let Some(at) = at {
+                encode(&mut out, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
+            }
+            if out.len() >= 1 << 16 {
+                w.write_all(&out)?;
+                out.clear();
+            }
+        }
+    }
+    w.write_all(&out)?;
+    let f = w.into_inner().map_err(|e| e.into_error())?;
+    f.sync_all()
+}
+
+/// The commands that rebuild one key.
+fn write_value(out: &mut Vec<u8>, key: &[u8], value: &Value) {
+    match value {
+        Value::Str(s) => {
+            let mut scratch = Vec::new();
+            encode(out, &[b"SET", key, s.bytes(&mut scratch)]);
+        }
+        Value::List(l) => {
+            let items: Vec<Vec<u8>> = l.iter().map(|e| e.to_vec()).collect();
+            batched(out, b"RPUSH", key, items.iter().map(|i| vec![i.as_slice()]));
+        }
+        Value::Set(s) => {
+            let items = s.members();
+            batched(out, b"SADD", key, items.iter().map(|i| vec![i.as_slice()]));
+        }
+        Value::Hash(h) => batched(out, b"HMSET", key, h.iter().map(|(f, v)| vec![f, v])),
+        Value::ZSet(z) => {
+            let items: Vec<(Vec<u8>, Vec<u8>)> = z
+                .items()
+                .into_iter()
+                .map(|(score, m)| {
+                    let mut s = Vec::new();
+                    crate::engine::numeric::format_double(&mut s, score);
+                    (s, m)
+                })
+                .collect();
+            batched(out, b"ZADD", key, items.iter().map(|(s, m)| vec![s.as_slice(), m.as_slice()]));
+        }
+    }
+}
+
+/// `cmd key item...` with at most [`ITEMS_PER_CMD`] items per command.
+fn batched<'a>(out: &mut Vec<u8>, cmd: &[u8], key: &'a [u8], items: impl Iterator<Item = Vec<&'a [u8]>>) {
+    let mut args: Vec<&[u8]> = vec![cmd, key];
+    let mut n = 0;
+    for item in items {
+        args.extend(item);
+        n += 1;
+        if n == ITEMS_PER_CMD {
+            encode(out, &args);
+            args.truncate(2);
+            n = 0;
+        }
+    }
+    if n > 0 {
+        encode(out, &args);
+    }
+}
+
+/// The rewrite child exited: install its base, or clean up after it.
+pub fn child_done(srv: &mut Server, exit: &ChildExit) {
+    let temp = temp_base_path(srv, exit.pid);
+    let secs = exit.elapsed.as_secs() as i64;
+    srv.aof.last_rewrite_secs = Some(secs);
+    srv.aof.rewrite_started = None;
+    if !exit.ok {
+        let _ = fs::remove_file(&temp);
+        match exit.signal {
+            Some(sig) => crate::log_at!(Warning, "Background AOF rewrite terminated by signal {sig}"),
+            None => crate::log_at!(Warning, "Background AOF rewrite terminated with error"),
+        }
+        return rewrite_failed(srv);
+    }
+    if srv.aof.state == State::Off && !srv.aof.on {
+        // BGREWRITEAOF with AOF off: the new base still replaces the old.
+        crate::log_at!(Notice, "Background AOF rewrite finished with AOF off");
+    }
+    match install_base(srv, &temp) {
+        Ok(()) => {
+            let aof = &mut srv.aof;
+            aof.rewrites += 1;
+            aof.consecutive_failures = 0;
+            aof.last_rewrite_failed = false;
+            if aof.state == State::WaitRewrite {
+                aof.state = State::On;
+            }
+            crate::log_at!(Notice, "Background AOF rewrite terminated with success");
+            crate::log_at!(Notice, "Background AOF rewrite finished successfully");
+        }
+        Err(e) => {
+            crate::log_at!(Warning, "Error installing the rewritten AOF base: {e}");
+            let _ = fs::remove_file(&temp);
+            rewrite_failed(srv);
+        }
+    }
+}
+
+fn rewrite_failed(srv: &mut Server) {
+    let aof = &mut srv.aof;
+    aof.last_rewrite_failed = true;
+    aof.consecutive_failures += 1;
+    if aof.state == State::WaitRewrite {
+        // Appending can't start without a base: try again from cron.
+        aof.rewrite_scheduled = true;
+    }
+}
+
+/// Rename the child's file into the new base, write the manifest naming it
+/// and the current incr file, and delete what they replace.
+fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
+    let cfg = &srv.config;
+    let dir = aof_dir(cfg);
+    let aof = &mut srv.aof;
+    let mut m = aof.manifest.clone();
+    let seq = m.next_base_seq();
+    let base = AofFile { name: format!("{}.{seq}.base.aof", cfg.appendfilename), seq, kind: FileType::Base };
+    fs::rename(temp, dir.join(&base.name))?;
+    let base_size = fs::metadata(dir.join(&base.name))?.len();
+    // Every incr file but the one opened at rewrite start is in the base now.
+    let keep = if aof.on { Some(aof.incr_name.clone()) } else { None };
+    let mut history: Vec<AofFile> = m.base.take().into_iter().collect();
+    let (kept, old): (Vec<AofFile>, Vec<AofFile>) = m.incrs.drain(..).partition(|f| Some(&f.name) == keep.as_ref());
+    history.extend(old.into_iter().map(|f| AofFile { kind: FileType::History, ..f }));
+    m.incrs = kept;
+    if aof.state == State::WaitRewrite {
+        let seq = m.next_incr_seq();
+        let name = format!("{}.{seq}.incr.aof", cfg.appendfilename);
+        fs::rename(dir.join(&aof.incr_name), dir.join(&name))?;
+        aof.incr_name = name.clone();
+        m.incrs = vec![AofFile { name, seq, kind: FileType::Incr }];
+    }
+    for h in &mut history {
+        h.kind = FileType::History;
+    }
+    m.history.extend(history);
+    m.base = Some(base);
+    m.persist(&dir, &manifest_name(cfg))?;
+    // Delete the replaced files, then forget them in the manifest.
+    for h in m.history.drain(..) {
+        let _ = fs::remove_file(dir.join(&h.name));
+    }
+    m.persist(&dir, &manifest_name(cfg))?;
+    let incr_size: u64 = m.incrs.iter().filter_map(|f| fs::metadata(dir.join(&f.name)).ok()).map(|md| md.len()).sum();
+    aof.manifest = m;
+    aof.base_size = base_size;
+    aof.current_size = base_size + incr_size + aof.buf.len() as u64;
+    aof.rewrite_base_size = aof.current_size;
+    fsync_dir(&dir)
+}
+
+/// Remove a rewrite child's leftover file (after it was killed).
+pub fn remove_temp_base(srv: &Server) {
+    let Ok(entries) = fs::read_dir(aof_dir(&srv.config)) else { return };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with("temp-rewriteaof-bg-") {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Scheduled rewrites, and the automatic one when the AOF grew enough.
+pub fn cron(srv: &mut Server) {
+    if srv.children.running().is_some() {
+        return;
+    }
+    if srv.aof.rewrite_scheduled {
+        // Failures are logged and leave it scheduled for the next tick.
+        let _ = start_rewrite(srv);
+        return;
+    }
+    let cfg = &srv.config;
+    let aof = &srv.aof;
+    if aof.state != State::On
+        || cfg.auto_aof_rewrite_percentage == 0
+        || aof.current_size < cfg.auto_aof_rewrite_min_size
+    {
+        return;
+    }
+    let base = aof.rewrite_base_size.max(1);
+    let growth = (aof.current_size.saturating_sub(base)) * 100 / base;
+    if growth >= u64::from(cfg.auto_aof_rewrite_percentage) {
+        crate::log_at!(Notice, "Starting automatic rewriting of AOF on {growth}% growth");
+        let _ = start_rewrite(srv);
+    }
+}
