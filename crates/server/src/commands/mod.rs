@@ -10,6 +10,7 @@ pub mod info;
 pub mod keys;
 pub mod list;
 mod list_block;
+pub mod script;
 pub mod server;
 pub mod set;
 pub mod string;
@@ -36,6 +37,7 @@ pub fn register_all(r: &mut Registry) {
     zsetops::register(r);
     hll::register(r);
     list::register(r);
+    script::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

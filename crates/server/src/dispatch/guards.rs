@@ -6,7 +6,7 @@ use super::{flags, Argv, CommandSpec, Ctx};
 pub type Guard = fn(&mut Ctx, &CommandSpec, &Argv) -> Result<(), String>;
 
 /// The guards, in the order Redis's `processCommand` applies them.
-pub const GUARDS: &[Guard] = &[require_auth];
+pub const GUARDS: &[Guard] = &[require_auth, reject_while_busy];
 
 /// Unauthenticated clients may only run commands flagged `no_auth`.
 fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
@@ -14,4 +14,17 @@ fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), S
         return Ok(());
     }
     Err("NOAUTH Authentication required.".to_string())
+}
+
+/// While a script runs past `busy-reply-threshold`, only allow-busy commands
+/// run (and SHUTDOWN only with NOSAVE); everything else gets -BUSY.
+fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+    if !ctx.srv.scripting.busy {
+        return Ok(());
+    }
+    let nosave = (1..argv.len()).any(|i| argv.is(i, "nosave"));
+    if spec.flags & flags::ALLOW_BUSY != 0 && (spec.name != "shutdown" || nosave) {
+        return Ok(());
+    }
+    Err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.".to_string())
 }

@@ -1,0 +1,146 @@
+//! `redis.call` / `redis.pcall` / `redis.acl_check_cmd`: turn Lua arguments
+//! into a command line, apply the script rules (no `noscript` commands, no
+//! writes from read-only scripts), run it through `dispatch::call` with the
+//! caller's client and the script's database, and read the reply back.
+use std::rc::Rc;
+
+use mlua::{Lua, MultiValue, Value};
+
+use super::{convert, Shared};
+use crate::dispatch::{self, flags, registry::Lookup, Argv, Ctx, Reply};
+use crate::engine::numeric;
+use crate::server::Server;
+
+/// How a failed call reports: raised (`redis.call`) or returned (`pcall`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Raise,
+    Return,
+}
+
+/// The raw call function. Returns the reply; on error, `nil, text` when
+/// raising (the Lua wrapper raises `{err=text}`) or `{err=text}` otherwise.
+pub fn make(lua: &Lua, shared: &Rc<Shared>, mode: Mode) -> mlua::Result<mlua::Function> {
+    let shared = shared.clone();
+    lua.create_function(move |lua, args: MultiValue| {
+        let out = match command(lua, &shared, &args) {
+            Ok(v) => return Ok(MultiValue::from_vec(vec![v])),
+            Err(text) => lua.create_string(text)?,
+        };
+        Ok(match mode {
+            Mode::Raise => MultiValue::from_vec(vec![Value::Nil, Value::String(out)]),
+            Mode::Return => {
+                let t = lua.create_table_with_capacity(0, 1)?;
+                t.raw_set("err", out)?;
+                MultiValue::from_vec(vec![Value::Table(t)])
+            }
+        })
+    })
+}
+
+/// `redis.acl_check_cmd(cmd, ...)`: true if the command exists (there are
+/// no ACL users to refuse it).
+pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Function> {
+    let shared = shared.clone();
+    lua.create_function(move |lua, args: MultiValue| {
+        // SAFETY: called from a script, see `Shared::server`.
+        let Some(srv) = (unsafe { shared.server() }) else { return Ok((Value::Nil, Value::Nil)) };
+        let found = match build_args(&shared, &args) {
+            Ok(a) if !a.is_empty() => matches!(srv.registry.lookup(&Argv::new(&[], &a)), Lookup::Found(..)),
+            _ => false,
+        };
+        if found {
+            Ok((Value::Boolean(true), Value::Nil))
+        } else {
+            let e = lua.create_string("ERR Invalid command passed to redis.acl_check_cmd()")?;
+            Ok((Value::Nil, Value::String(e)))
+        }
+    })
+}
+
+/// Convert Lua arguments to a command line: strings as they are, numbers
+/// as Redis prints them (`%lld` if integral, else `%.17g`).
+fn build_args(shared: &Shared, args: &MultiValue) -> Result<resp::Args, &'static str> {
+    if args.is_empty() {
+        return Err("ERR Please specify at least one argument for this redis lib call");
+    }
+    let mut buf = shared.arg_buf.borrow_mut();
+    buf.clear();
+    let mut ends = [0usize; 32];
+    let mut big_ends = Vec::new();
+    for (i, v) in args.iter().enumerate() {
+        match v {
+            Value::String(s) => buf.extend_from_slice(&s.as_bytes()),
+            Value::Integer(n) => numeric::format_i64(&mut buf, *n as i64),
+            Value::Number(n) if n.trunc() == *n && n.abs() < 9.2e18 => numeric::format_i64(&mut buf, *n as i64),
+            Value::Number(n) => numeric::format_double(&mut buf, *n),
+            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
+        }
+        if i < ends.len() {
+            ends[i] = buf.len();
+        } else {
+            big_ends.push(buf.len());
+        }
+    }
+    let n = args.len();
+    let all_ends = ends.iter().take(n.min(32)).chain(big_ends.iter());
+    let mut start = 0;
+    Ok(resp::Args::from_parts(all_ends.map(|&end| {
+        let part = &buf[start..end];
+        start = end;
+        part
+    })))
+}
+
+/// Run one command for the script; Ok(reply as Lua) or Err(error text).
+fn command(lua: &Lua, shared: &Shared, args: &MultiValue) -> Result<Value, Vec<u8>> {
+    // SAFETY: called from a script, see `Shared::server`.
+    let Some(srv) = (unsafe { shared.server() }) else {
+        return Err(b"ERR redis.call() can only be used while a script runs".to_vec());
+    };
+    let argv_owned = build_args(shared, args).map_err(|e| e.as_bytes().to_vec())?;
+    let argv = Argv::new(&[], &argv_owned);
+    let (id, spec) = match srv.registry.lookup(&argv) {
+        Lookup::Found(id, spec) => (id, spec),
+        Lookup::Rejected(msg) if msg.starts_with(b"ERR wrong number of arguments") => {
+            return Err(b"ERR Wrong number of args calling Redis command from script".to_vec())
+        }
+        Lookup::Rejected(_) => return Err(b"ERR Unknown Redis command called from script".to_vec()),
+    };
+    if spec.flags & flags::NOSCRIPT != 0 {
+        return Err(b"ERR This Redis command is not allowed from script".to_vec());
+    }
+    let run = srv.scripting.running.as_mut().expect("a script is running");
+    if spec.flags & flags::WRITE != 0 {
+        if run.readonly {
+            return Err(b"ERR Write commands are not allowed from read-only scripts.".to_vec());
+        }
+        run.wrote = true;
+    }
+    let mut out = shared.reply_buf.borrow_mut();
+    out.clear();
+    run_command(srv, &mut out, id, spec, &argv);
+    if out.first() == Some(&b'-') {
+        return Err(out[1..out.len().saturating_sub(2)].to_vec());
+    }
+    convert::reply_to_lua(lua, &out).map_err(|e| format!("ERR {e}").into_bytes())
+}
+
+/// `dispatch::call` as the script's client: the caller's slot, the
+/// script's database and protocol, never blocking.
+fn run_command(
+    srv: &mut Server,
+    out: &mut Vec<u8>,
+    id: dispatch::registry::CommandId,
+    spec: &'static dispatch::CommandSpec,
+    argv: &Argv,
+) {
+    let run = srv.scripting.running.as_ref().expect("a script is running");
+    let (cid, db, now, resp3) = (run.cid, run.db, run.now, run.resp == 3);
+    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now, may_block: false };
+    dispatch::call(&mut ctx, id, spec, argv);
+    let db = ctx.db;
+    if let Some(run) = srv.scripting.running.as_mut() {
+        run.db = db;
+    }
+}
