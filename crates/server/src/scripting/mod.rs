@@ -37,6 +37,9 @@ use crate::server::Server;
 /// server's memory (Redis has no cap; this is a safety net, not a feature).
 pub const LUA_MEMORY_LIMIT: usize = 512 << 20;
 
+/// Lua heap size above which a full collection runs after a script.
+const GC_AFTER_RUN_ABOVE: usize = 64 << 20;
+
 /// State the Lua callbacks share with the server; outlives Lua states
 /// (SCRIPT FLUSH makes a new state but keeps the random generator going,
 /// as Redis does).
@@ -281,6 +284,12 @@ fn run_script(ctx: &mut Ctx, func: &Function, sha: &[u8; 40], readonly: bool) {
     shared.srv.set(std::ptr::null_mut());
     let run = ctx.srv.scripting.running.take().expect("run state set above");
     ctx.srv.scripting.busy = false;
+    let lua = &ctx.srv.scripting.state.lua;
+    if lua.used_memory() > GC_AFTER_RUN_ABOVE {
+        // A big (often failed) run leaves garbage the incremental GC would
+        // keep for a long while; give it back now.
+        let _ = lua.gc_collect();
+    }
     // --- script run ends ---
     // SELECT inside the script does not change the caller's database.
     let db = ctx.db;
