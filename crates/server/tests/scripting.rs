@@ -265,6 +265,8 @@ fn read_only_scripts_refuse_writes() {
     assert!(eval(&mut c, shebang).starts_with("-ERR Write commands are not allowed from read-only scripts."));
     assert_eq!(eval(&mut c, "#!lua\nreturn redis.call('get','a')"), "$-1\r\n");
     assert_eq!(eval(&mut c, "#!lua flags=bogus\nreturn 1"), "-ERR Unexpected flag in script shebang: bogus\r\n");
+    assert_eq!(eval(&mut c, "#!notlua\nreturn 1"), "-ERR Unexpected engine in script shebang: #!notlua\r\n");
+    assert_eq!(eval(&mut c, "#!lua name=x\nreturn 1"), "-ERR Unknown lua shebang option: name=x\r\n");
     assert_eq!(raw(&mut c, &["EVAL_RO", "return redis.call('get','a')", "0"]), "$-1\r\n");
     assert_eq!(eval(&mut c, script), "+OK\r\n");
 }

@@ -203,10 +203,11 @@ fn parse_shebang(body: &[u8]) -> Result<ScriptFlags, String> {
         return Ok(flags);
     }
     let line_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
-    let line = String::from_utf8_lossy(&body[2..line_end]);
+    let line = String::from_utf8_lossy(&body[..line_end]);
     let mut parts = line.split(' ').filter(|p| !p.is_empty());
-    if parts.next() != Some("lua") {
-        return Err("ERR Unexpected engine in script shebang".into());
+    let engine = parts.next().unwrap_or_default();
+    if engine != "#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
     }
     for part in parts {
         let Some(list) = part.strip_prefix("flags=") else {
