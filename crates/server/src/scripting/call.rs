@@ -6,37 +6,10 @@ use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Value};
 
-use super::{convert, Shared};
+use super::Shared;
 use crate::dispatch::{self, flags, registry::Lookup, Argv, Ctx, Reply};
 use crate::engine::numeric;
 use crate::server::Server;
-
-/// How a failed call reports: raised (`redis.call`) or returned (`pcall`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Raise,
-    Return,
-}
-
-/// The raw call function. Returns the reply; on error, `nil, text` when
-/// raising (the Lua wrapper raises `{err=text}`) or `{err=text}` otherwise.
-pub fn make(lua: &Lua, shared: &Rc<Shared>, mode: Mode) -> mlua::Result<mlua::Function> {
-    let shared = shared.clone();
-    lua.create_function(move |lua, args: MultiValue| {
-        let out = match command(lua, &shared, &args) {
-            Ok(v) => return Ok(MultiValue::from_vec(vec![v])),
-            Err(text) => lua.create_string(text)?,
-        };
-        Ok(match mode {
-            Mode::Raise => MultiValue::from_vec(vec![Value::Nil, Value::String(out)]),
-            Mode::Return => {
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("err", out)?;
-                MultiValue::from_vec(vec![Value::Table(t)])
-            }
-        })
-    })
-}
 
 /// `redis.acl_check_cmd(cmd, ...)`: true if the command exists (there are
 /// no ACL users to refuse it).
@@ -92,14 +65,14 @@ fn build_args(shared: &Shared, args: &MultiValue) -> Result<resp::Args, &'static
     })))
 }
 
-/// Run one command for the script; Ok(reply as Lua) or Err(error text).
-fn command(lua: &Lua, shared: &Shared, args: &MultiValue) -> Result<Value, Vec<u8>> {
+/// Run one command line for the script, its reply into the shared reply
+/// buffer; Err(error text) when the script rules refuse it.
+pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> {
     // SAFETY: called from a script, see `Shared::server`.
     let Some(srv) = (unsafe { shared.server() }) else {
         return Err(b"ERR redis.call() can only be used while a script runs".to_vec());
     };
-    let argv_owned = build_args(shared, args).map_err(|e| e.as_bytes().to_vec())?;
-    let argv = Argv::new(&[], &argv_owned);
+    let argv = Argv::new(&[], argv_owned);
     let (id, spec) = match srv.registry.lookup(&argv) {
         Lookup::Found(id, spec) => (id, spec),
         Lookup::Rejected(msg) if msg.starts_with(b"ERR wrong number of arguments") => {
@@ -120,10 +93,7 @@ fn command(lua: &Lua, shared: &Shared, args: &MultiValue) -> Result<Value, Vec<u
     let mut out = shared.reply_buf.borrow_mut();
     out.clear();
     run_command(srv, &mut out, id, spec, &argv);
-    if out.first() == Some(&b'-') {
-        return Err(out[1..out.len().saturating_sub(2)].to_vec());
-    }
-    convert::reply_to_lua(lua, &out).map_err(|e| format!("ERR {e}").into_bytes())
+    Ok(())
 }
 
 /// `dispatch::call` as the script's client: the caller's slot, the

@@ -4,8 +4,8 @@
 //! `redis.setresp(3)`), tables stop at the first nil, `{err=}`/`{ok=}` are
 //! error/status replies and `{double=}`, `{map=}`, `{set=}`,
 //! `{big_number=}`, `{verbatim_string=}` are their RESP3 types.
-//! Reply → Lua: the reverse, reading the bytes a command wrote.
-use mlua::{Lua, Table, Value};
+//! (Reply → Lua, the reverse, is on the hot path: see `stack.rs`.)
+use mlua::{Table, Value};
 
 use crate::dispatch::Reply;
 use crate::engine::numeric;
@@ -162,95 +162,4 @@ pub fn script_error(err: &Value, sha: &str, killed: bool) -> Vec<u8> {
         None => msg.extend_from_slice(format!(" script: {sha}").as_bytes()),
     }
     msg
-}
-
-/// Read one reply (as a command wrote it) into a Lua value. Errors become
-/// `{err=...}` tables; the caller decides whether to raise them.
-pub fn reply_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<Value> {
-    let mut pos = 0;
-    parse(lua, buf, &mut pos)
-}
-
-fn line<'b>(buf: &'b [u8], pos: &mut usize) -> &'b [u8] {
-    let start = *pos + 1;
-    let end = buf[start..].windows(2).position(|w| w == b"\r\n").map_or(buf.len(), |i| start + i);
-    *pos = (end + 2).min(buf.len());
-    &buf[start..end]
-}
-
-fn count(text: &[u8]) -> i64 {
-    numeric::parse_i64(text).unwrap_or(-1)
-}
-
-fn parse(lua: &Lua, buf: &[u8], pos: &mut usize) -> mlua::Result<Value> {
-    let Some(&kind) = buf.get(*pos) else { return Ok(Value::Nil) };
-    let text = line(buf, pos);
-    Ok(match kind {
-        b'+' => tagged(lua, "ok", Value::String(lua.create_string(text)?))?,
-        b'-' => tagged(lua, "err", Value::String(lua.create_string(text)?))?,
-        b':' => Value::Number(count(text) as f64),
-        b'$' | b'=' => {
-            let n = count(text);
-            if n < 0 {
-                return Ok(Value::Boolean(false));
-            }
-            let body = &buf[*pos..*pos + n as usize];
-            *pos += n as usize + 2;
-            if kind == b'=' {
-                let v = lua.create_table()?;
-                v.raw_set("format", lua.create_string(&body[..3.min(body.len())])?)?;
-                v.raw_set("string", lua.create_string(body.get(4..).unwrap_or_default())?)?;
-                tagged(lua, "verbatim_string", Value::Table(v))?
-            } else {
-                Value::String(lua.create_string(body)?)
-            }
-        }
-        b'*' | b'>' | b'~' | b'%' => {
-            let n = count(text);
-            if n < 0 {
-                return Ok(Value::Boolean(false));
-            }
-            aggregate(lua, buf, pos, kind, n as usize)?
-        }
-        b'_' => Value::Nil,
-        b'#' => Value::Boolean(text == b"t"),
-        b',' => tagged(lua, "double", Value::Number(parse_double(text)))?,
-        b'(' => tagged(lua, "big_number", Value::String(lua.create_string(text)?))?,
-        _ => Value::Nil,
-    })
-}
-
-fn aggregate(lua: &Lua, buf: &[u8], pos: &mut usize, kind: u8, n: usize) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(if kind == b'*' || kind == b'>' { n } else { 0 }, 0)?;
-    for i in 0..n {
-        let v = parse(lua, buf, pos)?;
-        match kind {
-            b'%' => {
-                let value = parse(lua, buf, pos)?;
-                t.raw_set(v, value)?;
-            }
-            b'~' => t.raw_set(v, true)?,
-            _ => t.raw_set(i + 1, v)?,
-        }
-    }
-    Ok(match kind {
-        b'%' => tagged(lua, "map", Value::Table(t))?,
-        b'~' => tagged(lua, "set", Value::Table(t))?,
-        _ => Value::Table(t),
-    })
-}
-
-fn parse_double(text: &[u8]) -> f64 {
-    match text {
-        b"inf" => f64::INFINITY,
-        b"-inf" => f64::NEG_INFINITY,
-        _ => std::str::from_utf8(text).ok().and_then(|s| s.parse().ok()).unwrap_or(f64::NAN),
-    }
-}
-
-/// `{name = v}`.
-fn tagged(lua: &Lua, name: &str, v: Value) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(0, 1)?;
-    t.raw_set(name, v)?;
-    Ok(Value::Table(t))
 }

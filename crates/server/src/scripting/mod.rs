@@ -20,6 +20,7 @@ mod convert;
 pub mod libs;
 mod rand;
 mod sandbox;
+mod stack;
 
 pub use busy::BusyHook;
 
@@ -48,8 +49,10 @@ pub(crate) struct Shared {
     srv: Cell<*mut Server>,
     /// Reusable buffer for the replies of commands scripts call.
     reply_buf: RefCell<Vec<u8>>,
-    /// Reusable buffer for the arguments of commands scripts call.
+    /// Reusable buffer for the arguments of commands scripts call, and
+    /// where each argument ends in it.
     arg_buf: RefCell<Vec<u8>>,
+    arg_ends: RefCell<Vec<usize>>,
     /// `redisLrand48` state behind `math.random`.
     rand: Cell<u64>,
 }
@@ -132,6 +135,7 @@ impl Scripting {
             srv: Cell::new(std::ptr::null_mut()),
             reply_buf: RefCell::new(Vec::new()),
             arg_buf: RefCell::new(Vec::new()),
+            arg_ends: RefCell::new(Vec::new()),
             rand: Cell::new(rand::INITIAL_STATE),
         });
         let state = sandbox::new_state(&shared).expect("building the Lua sandbox");

@@ -13,7 +13,7 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
-use super::call::{self, Mode};
+use super::{call, stack};
 use super::{busy, libs, rand, Shared, State, LUA_MEMORY_LIMIT};
 
 /// How often (in VM instructions) the hook checks the clock and kill flag.
@@ -107,7 +107,6 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     libs::open_all(&lua)?;
     let rust = lua.create_table()?;
     let raising_fns = [
-        ("call", call::make(&lua, shared, Mode::Raise)?),
         ("sha1hex", lua.create_function(sha1hex)?),
         ("setresp", setresp(&lua, shared)?),
         ("log", lua.create_function(log)?),
@@ -119,7 +118,8 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     for (name, f) in raising_fns {
         rust.raw_set(name, raising(&lua, f)?)?;
     }
-    rust.raw_set("pcall", call::make(&lua, shared, Mode::Return)?)?;
+    rust.raw_set("call", c_function(&lua, stack::redis_call, shared)?)?;
+    rust.raw_set("pcall", c_function(&lua, stack::redis_pcall, shared)?)?;
     let prelude = lua.load(PRELUDE).set_name("=redis_prelude").into_function()?;
     let (env, runner): (Table, Function) = prelude.call((error_handler(&lua)?, rust))?;
     lua.set_globals(env)?;
@@ -183,6 +183,14 @@ fn error_handler(lua: &Lua) -> mlua::Result<Function> {
 fn raising(lua: &Lua, f: Function) -> mlua::Result<Function> {
     // SAFETY: pushes one closure over the one argument exec_raw pushed.
     unsafe { lua.exec_raw::<Function>(f, |state| ffi::lua_pushcclosure(state, raise_trampoline, 1)) }
+}
+
+/// A C function with `shared` as its upvalue.
+fn c_function(lua: &Lua, f: ffi::lua_CFunction, shared: &Rc<Shared>) -> mlua::Result<Function> {
+    let ptr = Rc::as_ptr(shared);
+    // SAFETY: exec_raw leaves stack room; `shared` outlives the state
+    // (Scripting keeps the Rc and drops the state first).
+    unsafe { lua.exec_raw::<Function>((), |state| stack::push_closure(state, f, ptr)) }
 }
 
 /// Calls upvalue 1 with all arguments and raises its error, if any. Holds
