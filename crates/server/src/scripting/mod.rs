@@ -19,6 +19,7 @@ mod call;
 mod convert;
 pub mod libs;
 mod rand;
+mod run;
 mod sandbox;
 mod stack;
 
@@ -29,7 +30,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
-use mlua::{Function, Lua, Table, Value};
+use mlua::Lua;
 
 use crate::dispatch::Ctx;
 use crate::server::Server;
@@ -77,7 +78,8 @@ pub struct ScriptFlags {
 }
 
 struct Script {
-    func: Function,
+    /// Registry reference of the compiled function.
+    func_ref: std::ffi::c_int,
     flags: ScriptFlags,
 }
 
@@ -102,12 +104,17 @@ pub struct Run {
     pub last_poll: Option<Instant>,
 }
 
-/// A Lua state with its sandbox, and what the runner needs from it.
+/// A Lua state with its sandbox, and registry references to what a run
+/// needs (see `run.rs`).
 struct State {
+    /// The main thread, for the raw C API.
+    raw: *mut mlua::ffi::lua_State,
     /// The real global table (behind the read-only proxy scripts see).
-    globals: Table,
+    globals_ref: std::ffi::c_int,
     /// `function(f) return xpcall(f, handler) end`.
-    runner: Function,
+    runner_ref: std::ffi::c_int,
+    /// The C function `run::run_job`.
+    job_ref: std::ffi::c_int,
     lua: Lua,
 }
 
@@ -169,9 +176,9 @@ impl Scripting {
         let sha = sha1_hex(body);
         if !self.scripts.contains_key(&sha) {
             let flags = parse_shebang(body)?;
-            let func = sandbox::compile(&self.state.lua, body).map_err(|e| compile_error(&e))?;
+            let func_ref = sandbox::compile(&self.state.lua, body).map_err(|e| compile_error(&e))?;
             self.bodies_bytes += body.len();
-            self.scripts.insert(sha, Script { func, flags });
+            self.scripts.insert(sha, Script { func_ref, flags });
         }
         Ok(sha)
     }
@@ -249,72 +256,8 @@ pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly
         },
     };
     let script = &sc.scripts[&sha];
-    let func = script.func.clone();
-    let readonly = readonly || script.flags.no_writes;
-    if let Err(e) = set_keys_args(&sc.state, keys, args) {
-        return ctx.r.error(&format!("ERR {e}"));
-    }
-    run_script(ctx, &func, &sha, readonly);
-}
-
-fn set_keys_args(state: &State, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<()> {
-    for (name, items) in [("KEYS", keys), ("ARGV", args)] {
-        let t = state.lua.create_table_with_capacity(items.len(), 0)?;
-        for (i, item) in items.iter().enumerate() {
-            t.raw_set(i + 1, state.lua.create_string(item)?)?;
-        }
-        state.globals.raw_set(name, t)?;
-    }
-    Ok(())
-}
-
-/// One script run: the only place Lua is entered with the server attached.
-fn run_script(ctx: &mut Ctx, func: &Function, sha: &[u8; 40], readonly: bool) {
-    let runner = ctx.srv.scripting.state.runner.clone();
-    let shared = ctx.srv.scripting.shared.clone();
-    ctx.srv.scripting.running = Some(Run {
-        cid: ctx.cid,
-        db: ctx.db,
-        now: ctx.now,
-        readonly,
-        wrote: false,
-        resp: 2,
-        started: Instant::now(),
-        kill: false,
-        last_poll: None,
-    });
-    // --- script run begins: everything until `running.take()` is the script ---
-    shared.srv.set(&mut *ctx.srv as *mut Server);
-    let result = runner.call::<(bool, Value)>(func.clone());
-    shared.srv.set(std::ptr::null_mut());
-    let run = ctx.srv.scripting.running.take().expect("run state set above");
-    ctx.srv.scripting.busy = false;
-    let lua = &ctx.srv.scripting.state.lua;
-    if lua.used_memory() > GC_AFTER_RUN_ABOVE {
-        // A big (often failed) run leaves garbage the incremental GC would
-        // keep for a long while; give it back now.
-        let _ = lua.gc_collect();
-    }
-    // --- script run ends ---
-    // SELECT inside the script does not change the caller's database.
-    let db = ctx.db;
-    ctx.client().db = db;
-    let sha = std::str::from_utf8(sha).unwrap_or_default();
-    match result {
-        Ok((true, v)) => convert::write_reply(&mut ctx.r, &v, run.resp == 3),
-        Ok((false, err)) => {
-            let msg = convert::script_error(&err, sha, run.kill);
-            ctx.r.error_bytes(&msg);
-        }
-        Err(e) => {
-            let msg = if run.kill { kill_message(sha) } else { format!("ERR Error running script: {e}") };
-            ctx.r.error(&msg);
-        }
-    }
-}
-
-fn kill_message(sha: &str) -> String {
-    format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.")
+    let (func_ref, readonly) = (script.func_ref, readonly || script.flags.no_writes);
+    run::run_script(ctx, func_ref, &sha, readonly, keys, args);
 }
 
 /// What SCRIPT KILL does to the running script.

@@ -13,7 +13,7 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
-use super::{call, stack};
+use super::{call, run, stack};
 use super::{busy, libs, rand, Shared, State, LUA_MEMORY_LIMIT};
 
 /// How often (in VM instructions) the hook checks the clock and kill flag.
@@ -126,17 +126,34 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     let hook_shared = shared.clone();
     lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| busy::on_hook(&hook_shared))?;
     lua.set_memory_limit(LUA_MEMORY_LIMIT)?;
-    Ok(State { globals, runner, lua })
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: only reads the state pointer.
+    unsafe { lua.exec_raw::<()>((), |state| raw = state)? };
+    let job = c_function(&lua, run::run_job, shared)?;
+    Ok(State { raw, globals_ref: registry_ref(&lua, globals)?, runner_ref: registry_ref(&lua, runner)?, job_ref: registry_ref(&lua, job)?, lua })
+}
+
+/// A registry reference keeping `v` alive for the state's lifetime.
+fn registry_ref(lua: &Lua, v: impl mlua::IntoLua) -> mlua::Result<c_int> {
+    // SAFETY: pops the pushed argument into the registry, pushes the index.
+    let r = unsafe {
+        lua.exec_raw::<i64>(v, |state| {
+            let r = ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX);
+            ffi::lua_pushinteger(state, r as ffi::lua_Integer);
+        })?
+    };
+    Ok(r as c_int)
 }
 
 /// Compile a script body (text only; a shebang line becomes a comment so
 /// line numbers stay right).
-pub(super) fn compile(lua: &Lua, body: &[u8]) -> mlua::Result<Function> {
+pub(super) fn compile(lua: &Lua, body: &[u8]) -> mlua::Result<c_int> {
     let mut text = body.to_vec();
     if text.starts_with(b"#!") {
         text[..2].copy_from_slice(b"--");
     }
-    lua.load(text).set_name("@user_script").set_mode(ChunkMode::Text).into_function()
+    let f = lua.load(text).set_name("@user_script").set_mode(ChunkMode::Text).into_function()?;
+    registry_ref(lua, f)
 }
 
 /// The message handler of every run: turn the error into an `{err=}` table
