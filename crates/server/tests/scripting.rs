@@ -165,7 +165,9 @@ fn resp3_conversions() {
 fn sandbox_matches_redis() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
-    for name in ["os", "io", "require", "dofile", "loadfile", "print", "setfenv", "getfenv", "package", "debug", "newproxy"] {
+    for name in
+        ["os", "io", "require", "dofile", "loadfile", "print", "setfenv", "getfenv", "package", "debug", "newproxy"]
+    {
         let script = format!("return type({name})");
         let want = format!(
             "-ERR user_script:1: Script attempted to access nonexistent global variable '{name}' script: {}, on @user_script:1.\r\n",
@@ -275,7 +277,10 @@ fn read_only_scripts_refuse_writes() {
 fn select_in_script_keeps_callers_db() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
-    assert_eq!(eval(&mut c, "redis.call('select','1') redis.call('set','k','db1') return redis.call('get','k')"), "$3\r\ndb1\r\n");
+    assert_eq!(
+        eval(&mut c, "redis.call('select','1') redis.call('set','k','db1') return redis.call('get','k')"),
+        "$3\r\ndb1\r\n"
+    );
     assert_eq!(c.cmd(&["GET", "k"]), Frame::Null);
     c.cmd(&["SELECT", "1"]);
     assert_eq!(c.cmd(&["GET", "k"]), bulk("db1"));
@@ -333,7 +338,10 @@ fn wait_busy(c: &mut Client) {
     loop {
         let reply = raw(c, &["PING"]);
         if reply.starts_with("-BUSY") {
-            assert_eq!(reply, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+            assert_eq!(
+                reply,
+                "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+            );
             return;
         }
         assert!(Instant::now() < deadline, "never busy: {reply}");
@@ -367,7 +375,10 @@ fn busy_script_answers_busy_and_can_be_killed() {
     assert!(raw(&mut fresh, &["GET", "x"]).starts_with("-BUSY "));
     assert_eq!(raw(&mut b, &["SCRIPT", "KILL"]), "+OK\r\n");
     let killed = String::from_utf8(a.read_raw()).unwrap();
-    assert_eq!(killed, format!("-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n", sha1(script)));
+    assert_eq!(
+        killed,
+        format!("-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n", sha1(script))
+    );
     // The killed client's pipelined command runs after the script.
     assert_eq!(a.read_frame(), simple("PONG"));
     assert_eq!(b.cmd(&["PING"]), simple("PONG"));

@@ -8,7 +8,6 @@ use mlua::{Lua, MultiValue, Value};
 
 use super::Shared;
 use crate::dispatch::{self, flags, registry::Lookup, Argv, Ctx, Reply};
-use crate::engine::numeric;
 use crate::server::Server;
 
 /// `redis.acl_check_cmd(cmd, ...)`: true if the command exists (there are
@@ -18,7 +17,7 @@ pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Func
     lua.create_function(move |lua, args: MultiValue| {
         // SAFETY: called from a script, see `Shared::server`.
         let Some(srv) = (unsafe { shared.server() }) else { return Ok((Value::Nil, Value::Nil)) };
-        let found = match build_args(&shared, &args) {
+        let found = match build_args(&args) {
             Ok(a) if !a.is_empty() => matches!(srv.registry.lookup(&Argv::new(&[], &a)), Lookup::Found(..)),
             _ => false,
         };
@@ -31,38 +30,19 @@ pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Func
     })
 }
 
-/// Convert Lua arguments to a command line: strings as they are, numbers
-/// as Redis prints them (`%lld` if integral, else `%.17g`).
-fn build_args(shared: &Shared, args: &MultiValue) -> Result<resp::Args, &'static str> {
-    if args.is_empty() {
-        return Err("ERR Please specify at least one argument for this redis lib call");
-    }
-    let mut buf = shared.arg_buf.borrow_mut();
-    buf.clear();
-    let mut ends = [0usize; 32];
-    let mut big_ends = Vec::new();
-    for (i, v) in args.iter().enumerate() {
+/// The command name and arguments given to `redis.acl_check_cmd`.
+fn build_args(args: &MultiValue) -> Result<resp::Args, ()> {
+    let mut out = resp::Args::default();
+    out.reset_owned();
+    for v in args.iter() {
         match v {
-            Value::String(s) => buf.extend_from_slice(&s.as_bytes()),
-            Value::Integer(n) => numeric::format_i64(&mut buf, *n as i64),
-            Value::Number(n) if n.trunc() == *n && n.abs() < 9.2e18 => numeric::format_i64(&mut buf, *n as i64),
-            Value::Number(n) => numeric::format_double(&mut buf, *n),
-            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
-        }
-        if i < ends.len() {
-            ends[i] = buf.len();
-        } else {
-            big_ends.push(buf.len());
+            Value::String(s) => out.push(&s.as_bytes()),
+            Value::Number(n) => out.push(n.to_string().as_bytes()),
+            Value::Integer(n) => out.push(n.to_string().as_bytes()),
+            _ => return Err(()),
         }
     }
-    let n = args.len();
-    let all_ends = ends.iter().take(n.min(32)).chain(big_ends.iter());
-    let mut start = 0;
-    Ok(resp::Args::from_parts(all_ends.map(|&end| {
-        let part = &buf[start..end];
-        start = end;
-        part
-    })))
+    Ok(out)
 }
 
 /// Run one command line for the script, its reply into the shared reply

@@ -87,14 +87,19 @@ unsafe fn write_table(l: *mut lua_State, t: c_int, r: &mut Reply, lua_resp3: boo
         }
         pop(l);
         if get_field(l, t, c"ok") == ffi::LUA_TSTRING {
-            let line: Vec<u8> = string_at(l, -1).iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }).collect();
+            let line: Vec<u8> =
+                string_at(l, -1).iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }).collect();
             r.simple(&line);
             return pop(l);
         }
         pop(l);
         if get_field(l, t, c"double") == ffi::LUA_TNUMBER {
             let d = ffi::lua_tonumber(l, -1);
-            if d.is_nan() { nan(r, d.is_sign_negative()) } else { r.double(d) }
+            if d.is_nan() {
+                nan(r, d.is_sign_negative())
+            } else {
+                r.double(d)
+            }
             return pop(l);
         }
         pop(l);

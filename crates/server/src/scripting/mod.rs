@@ -27,11 +27,13 @@ pub use busy::BusyHook;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::time::Instant;
 
 use mlua::Lua;
 
+use crate::dispatch::registry::NameHasher;
 use crate::dispatch::Ctx;
 use crate::server::Server;
 
@@ -50,10 +52,10 @@ pub(crate) struct Shared {
     srv: Cell<*mut Server>,
     /// Reusable buffer for the replies of commands scripts call.
     reply_buf: RefCell<Vec<u8>>,
-    /// Reusable buffer for the arguments of commands scripts call, and
-    /// where each argument ends in it.
+    /// Reusable command line for the commands scripts call, and scratch
+    /// space for formatting numeric arguments.
+    args: RefCell<resp::Args>,
     arg_buf: RefCell<Vec<u8>>,
-    arg_ends: RefCell<Vec<usize>>,
     /// `redisLrand48` state behind `math.random`.
     rand: Cell<u64>,
 }
@@ -121,7 +123,7 @@ struct State {
 /// Everything scripting keeps in the server.
 pub struct Scripting {
     /// Declared before `state`: function handles drop before their Lua state.
-    scripts: HashMap<[u8; 40], Script>,
+    scripts: HashMap<[u8; 40], Script, BuildHasherDefault<NameHasher>>,
     state: State,
     shared: Rc<Shared>,
     /// Past `busy-reply-threshold`: other clients get -BUSY.
@@ -141,12 +143,12 @@ impl Scripting {
         let shared = Rc::new(Shared {
             srv: Cell::new(std::ptr::null_mut()),
             reply_buf: RefCell::new(Vec::new()),
+            args: RefCell::new(resp::Args::default()),
             arg_buf: RefCell::new(Vec::new()),
-            arg_ends: RefCell::new(Vec::new()),
             rand: Cell::new(rand::INITIAL_STATE),
         });
         let state = sandbox::new_state(&shared).expect("building the Lua sandbox");
-        Scripting { scripts: HashMap::new(), state, shared, busy: false, running: None, bodies_bytes: 0 }
+        Scripting { scripts: HashMap::default(), state, shared, busy: false, running: None, bodies_bytes: 0 }
     }
 
     /// SCRIPT FLUSH: forget every script and start from a fresh Lua state.

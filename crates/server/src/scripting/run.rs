@@ -30,9 +30,17 @@ struct Job<'a, 'r> {
 }
 
 /// Run the script registered as `func_ref` and write its reply.
-pub(super) fn run_script(ctx: &mut Ctx, func_ref: c_int, sha: &[u8; 40], readonly: bool, keys: &[&[u8]], args: &[&[u8]]) {
+pub(super) fn run_script(
+    ctx: &mut Ctx,
+    func_ref: c_int,
+    sha: &[u8; 40],
+    readonly: bool,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+) {
     let sc = &mut ctx.srv.scripting;
-    let (l, globals_ref, runner_ref, job_ref) = (sc.state.raw, sc.state.globals_ref, sc.state.runner_ref, sc.state.job_ref);
+    let (l, globals_ref, runner_ref, job_ref) =
+        (sc.state.raw, sc.state.globals_ref, sc.state.runner_ref, sc.state.job_ref);
     let shared = sc.shared.clone();
     sc.running = Some(Run {
         cid: ctx.cid,
@@ -73,7 +81,8 @@ pub(super) fn run_script(ctx: &mut Ctx, func_ref: c_int, sha: &[u8; 40], readonl
         let mut msg = b"ERR Error running script: ".to_vec();
         msg.extend_from_slice(&text);
         if run.kill {
-            msg = format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.").into_bytes();
+            msg =
+                format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.").into_bytes();
         }
         ctx.r.error_bytes(&msg);
     }
@@ -116,16 +125,38 @@ pub(super) unsafe extern "C-unwind" fn run_job(l: *mut lua_State) -> c_int {
     }
 }
 
-/// `globals[name] = {items...}`; the globals table is on top.
+/// Fill `globals[name]` with `items`; the globals table is on top. The
+/// table is reused from run to run (scripts cannot keep a reference: the
+/// globals are read-only), its old tail cleared.
 unsafe fn set_list(l: *mut lua_State, name: &std::ffi::CStr, items: &[&[u8]]) {
-    // SAFETY: a few pushes, balanced by the rawset.
+    // SAFETY: a few pushes, balanced before returning.
     unsafe {
         ffi::lua_pushstring(l, name.as_ptr());
-        ffi::lua_createtable(l, items.len() as c_int, 0);
+        ffi::lua_rawget(l, -2);
+        if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+            ffi::lua_settop(l, -2);
+            ffi::lua_pushstring(l, name.as_ptr());
+            ffi::lua_createtable(l, items.len() as c_int, 0);
+            ffi::lua_rawset(l, -3);
+            ffi::lua_pushstring(l, name.as_ptr());
+            ffi::lua_rawget(l, -2);
+        }
         for (i, item) in items.iter().enumerate() {
             ffi::lua_pushlstring(l, item.as_ptr() as *const _, item.len());
             ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
         }
-        ffi::lua_rawset(l, -3);
+        let mut i = items.len() as ffi::lua_Integer + 1;
+        loop {
+            ffi::lua_rawgeti(l, -1, i);
+            let nil = ffi::lua_type(l, -1) == ffi::LUA_TNIL;
+            ffi::lua_settop(l, -2);
+            if nil {
+                break;
+            }
+            ffi::lua_pushnil(l);
+            ffi::lua_rawseti(l, -2, i);
+            i += 1;
+        }
+        ffi::lua_settop(l, -2);
     }
 }

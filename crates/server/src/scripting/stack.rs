@@ -62,20 +62,11 @@ unsafe fn generic(l: *mut lua_State, raise: bool) -> c_int {
 unsafe fn run(l: *mut lua_State, shared: &Shared) -> bool {
     // SAFETY: a plain stack query.
     let argc = unsafe { ffi::lua_gettop(l) };
-    let args = {
-        let mut buf = shared.arg_buf.borrow_mut();
-        let mut ends = shared.arg_ends.borrow_mut();
-        // SAFETY: indexes 1..=argc are on the stack.
-        if let Err(msg) = unsafe { read_args(l, argc, &mut buf, &mut ends) } {
-            return set_error(shared, msg);
-        }
-        let mut start = 0;
-        resp::Args::from_parts(ends.iter().map(|&end| {
-            let part = &buf[start..end];
-            start = end;
-            part
-        }))
-    };
+    let mut args = shared.args.borrow_mut();
+    // SAFETY: indexes 1..=argc are on the stack.
+    if let Err(msg) = unsafe { read_args(l, argc, &mut args, &mut shared.arg_buf.borrow_mut()) } {
+        return set_error(shared, msg);
+    }
     if let Err(msg) = call::execute(shared, &args) {
         return set_error(shared, &msg);
     }
@@ -98,13 +89,17 @@ fn set_error(shared: &Shared, msg: &[u8]) -> bool {
 }
 
 /// Strings as they are, numbers as Redis prints them (`%lld` if integral,
-/// else `%.17g`), anything else refused.
-unsafe fn read_args(l: *mut lua_State, argc: c_int, buf: &mut Vec<u8>, ends: &mut Vec<usize>) -> Result<(), &'static [u8]> {
+/// else `%.17g`), anything else refused. `digits` is scratch space.
+unsafe fn read_args(
+    l: *mut lua_State,
+    argc: c_int,
+    args: &mut resp::Args,
+    digits: &mut Vec<u8>,
+) -> Result<(), &'static [u8]> {
     if argc == 0 {
         return Err(b"ERR Please specify at least one argument for this redis lib call");
     }
-    buf.clear();
-    ends.clear();
+    args.reset_owned();
     for i in 1..=argc {
         // SAFETY: i is a valid stack index; strings are read in place (no
         // conversion, so nothing allocates).
@@ -113,20 +108,21 @@ unsafe fn read_args(l: *mut lua_State, argc: c_int, buf: &mut Vec<u8>, ends: &mu
                 ffi::LUA_TSTRING => {
                     let mut len = 0usize;
                     let p = ffi::lua_tolstring(l, i, &mut len) as *const u8;
-                    buf.extend_from_slice(std::slice::from_raw_parts(p, len));
+                    args.push(std::slice::from_raw_parts(p, len));
                 }
                 ffi::LUA_TNUMBER => {
                     let n = ffi::lua_tonumber(l, i);
+                    digits.clear();
                     if n.trunc() == n && n.abs() < 9.2e18 {
-                        numeric::format_i64(buf, n as i64);
+                        numeric::format_i64(digits, n as i64);
                     } else {
-                        numeric::format_double(buf, n);
+                        numeric::format_double(digits, n);
                     }
+                    args.push(digits);
                 }
                 _ => return Err(b"ERR Lua redis lib command arguments must be strings or integers"),
             }
         }
-        ends.push(buf.len());
     }
     Ok(())
 }
