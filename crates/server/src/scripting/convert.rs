@@ -55,7 +55,7 @@ unsafe fn string_at<'a>(l: *mut lua_State, idx: c_int) -> &'a [u8] {
 /// `(long long)` of a double as x86 computes it: out of range and NaN give
 /// the minimum, which is what redis-server replies.
 fn lua_to_i64(n: f64) -> i64 {
-    if n.is_nan() || n >= 9_223_372_036_854_775_808.0 || n < -9_223_372_036_854_775_808.0 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
         i64::MIN
     } else {
         n as i64

@@ -294,7 +294,7 @@ fn setresp(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Function> {
         }
         let v = match &args[0] {
             Value::Number(n) => *n as i64,
-            Value::Integer(n) => *n as i64,
+            Value::Integer(n) => *n,
             _ => 0,
         };
         if v != 2 && v != 3 {
@@ -315,7 +315,7 @@ fn log(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, Value)> {
     }
     let level = match &args[0] {
         Value::Number(n) => *n as i64,
-        Value::Integer(n) => *n as i64,
+        Value::Integer(n) => *n,
         _ => return fail(lua, "ERR First argument must be a number (log level)."),
     };
     let level = match level {
