@@ -22,6 +22,7 @@ SCRIPTS = [
     b"return redis.call('type', KEYS[1])",
     b"return redis.call('exists', KEYS[1])",
     b"return redis.call('del', unpack(KEYS))",
+    b"return redis.call('blmpop', 0, 1, KEYS[1], 'left')",
     b"return redis.call('mget', unpack(KEYS))",
     b"return {KEYS[1], ARGV[1], #KEYS, #ARGV}",
     b"return tonumber(ARGV[1])",

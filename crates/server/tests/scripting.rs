@@ -419,3 +419,18 @@ fn runaway_memory_gets_an_error_not_a_crash() {
     assert_eq!(eval(&mut c, "return #string.rep('x', 1000)"), ":1000\r\n");
     assert_eq!(c.cmd(&["PING"]), simple("PONG"));
 }
+
+#[test]
+fn blocking_commands_never_block_in_scripts() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    c.cmd(&["RPUSH", "ll", "a"]);
+    // BLMPOP/BZMPOP are allowed in scripts (BLPOP & co. are `noscript`)
+    // and act as their non-blocking forms even with timeout 0.
+    let started = Instant::now();
+    assert_eq!(eval(&mut c, "return redis.call('blmpop', 0, 1, 'll', 'left')"), "*2\r\n$2\r\nll\r\n*1\r\n$1\r\na\r\n");
+    assert_eq!(eval(&mut c, "return redis.call('blmpop', 0, 1, 'll', 'left')"), "$-1\r\n");
+    assert_eq!(eval(&mut c, "return type(redis.call('bzmpop', 0, 1, 'nz', 'min'))"), "$7\r\nboolean\r\n");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(c.cmd(&["PING"]), simple("PONG"));
+}
