@@ -1,7 +1,8 @@
-//! `redis.call` / `redis.pcall` / `redis.acl_check_cmd`: turn Lua arguments
-//! into a command line, apply the script rules (no `noscript` commands, no
-//! writes from read-only scripts), run it through `dispatch::call` with the
-//! caller's client and the script's database, and read the reply back.
+//! Running a command for a script: the script rules (no `noscript`
+//! commands, no writes from read-only scripts, Redis's texts for unknown
+//! commands and wrong arity), then `dispatch::call` with the caller's
+//! client, the script's database and protocol, never blocking. Also
+//! `redis.acl_check_cmd`.
 use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Value};

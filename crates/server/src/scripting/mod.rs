@@ -1,12 +1,18 @@
 //! Lua scripting (EVAL and friends): the Lua state, the script cache keyed by
 //! SHA1, and one script run from start to end.
 //!
-//! A run is the unit the rest of the server sees: [`run_script`] begins it
-//! (sets `Scripting::running`) and ends it (clears it) around one call into
-//! Lua; every command the script issues goes through `dispatch::call` in
-//! between (see `call.rs`), so stats, WATCH and blocked-client wake-ups (and
-//! any propagation added to `call`) see script writes too. To wrap a script's
-//! effects as one atomic unit, hook the start and end of [`run_script`].
+//! A run is the unit the rest of the server sees: `run::run_script` begins
+//! it (sets `Scripting::running`) and ends it (clears it) around one call
+//! into Lua; every command the script issues goes through `dispatch::call`
+//! in between (see `call.rs`), so stats, WATCH and blocked-client wake-ups
+//! (and any propagation added to `call`) see script writes too. To wrap a
+//! script's effects as one atomic unit, hook the start and end of that run
+//! (marked `script run begins` / `ends` in `run.rs`).
+//!
+//! Files: `sandbox` builds the Lua state, `run` enters it, `stack` is
+//! `redis.call` on the raw C API, `call` applies the script rules and runs
+//! the command, `convert` turns the result into a reply, `busy` is the
+//! instruction hook (busy scripts, SCRIPT KILL), `rand` is `math.random`.
 //!
 //! Lua callbacks need the server while Lua runs, but the server is already
 //! mutably borrowed by the EVAL handler that called into Lua. The handler
