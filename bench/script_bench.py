@@ -13,7 +13,7 @@ throughput, then the volley/redis ratios:
     transactions (several connections, `--tx-batch` transactions per write).
     Target: CPU ratio per transaction <= 0.6.
 
-Usage: python3 bench/script_bench.py [--rounds 3] [--n 400000] [--tx 200000]
+Usage: python3 bench/script_bench.py [--rounds 3] [--n 400000] [--tx 1000000]
 """
 import argparse
 import os
@@ -123,7 +123,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--n", type=int, default=400_000, help="EVALSHA calls per run")
-    p.add_argument("--tx", type=int, default=200_000, help="transactions per run")
+    p.add_argument("--tx", type=int, default=1_000_000, help="transactions per run")
     p.add_argument("--tx-conns", type=int, default=4)
     p.add_argument("--tx-batch", type=int, default=64)
     p.add_argument("--clients", type=int, default=50)
