@@ -61,6 +61,19 @@ impl Args {
         }
         args
     }
+    /// Empty owned arguments, keeping the buffers, ready for [`Args::push`]
+    /// (a caller building many command lines reuses one value).
+    pub fn reset_owned(&mut self) {
+        self.clear();
+        self.is_inline = true;
+    }
+    /// Append an owned argument (after [`Args::reset_owned`] or
+    /// [`Args::from_parts`]).
+    pub fn push(&mut self, part: &[u8]) {
+        let start = self.inline.len();
+        self.inline.extend_from_slice(part);
+        self.ranges.push((start, self.inline.len()));
+    }
     fn clear(&mut self) {
         self.ranges.clear();
         self.inline.clear();

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod log;
 pub mod net;
 pub mod persistence;
+pub mod scripting;
 pub mod server;
 
 use config::Config;

@@ -199,6 +199,12 @@ fn memory(srv: &Server, s: &mut Section) {
     s.field("used_memory_rss_human", human_bytes(rss));
     s.field("used_memory_peak", used);
     s.field("used_memory_peak_human", human_bytes(used));
+    let lua = srv.scripting.lua_memory();
+    s.field("used_memory_lua", lua);
+    s.field("used_memory_vm_eval", lua);
+    s.field("used_memory_lua_human", human_bytes(lua as u64));
+    s.field("used_memory_scripts_eval", srv.scripting.scripts_memory());
+    s.field("number_of_cached_scripts", srv.scripting.cached_scripts());
     s.field("maxmemory", maxmemory);
     s.field("maxmemory_human", human_bytes(maxmemory));
     s.field("maxmemory_policy", &srv.config.maxmemory_policy);

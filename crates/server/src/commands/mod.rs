@@ -11,6 +11,7 @@ pub mod info;
 pub mod keys;
 pub mod list;
 mod list_block;
+pub mod script;
 pub mod server;
 pub mod set;
 pub mod string;
@@ -38,6 +39,7 @@ pub fn register_all(r: &mut Registry) {
     hll::register(r);
     list::register(r);
     aof::register(r);
+    script::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

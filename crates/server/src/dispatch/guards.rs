@@ -6,7 +6,7 @@ use super::{flags, Argv, CommandSpec, Ctx};
 pub type Guard = fn(&mut Ctx, &CommandSpec, &Argv) -> Result<(), String>;
 
 /// The guards, in the order Redis's `processCommand` applies them.
-pub const GUARDS: &[Guard] = &[require_auth, refuse_writes_on_aof_error];
+pub const GUARDS: &[Guard] = &[require_auth, reject_while_busy, refuse_writes_on_aof_error];
 
 /// Unauthenticated clients may only run commands flagged `no_auth`.
 fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
@@ -23,4 +23,17 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
         return Ok(());
     }
     crate::persistence::aof::misconf(ctx.srv).map_or(Ok(()), Err)
+}
+
+/// While a script runs past `busy-reply-threshold`, only allow-busy commands
+/// run (and SHUTDOWN only with NOSAVE); everything else gets -BUSY.
+fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+    if !ctx.srv.scripting.busy {
+        return Ok(());
+    }
+    let nosave = (1..argv.len()).any(|i| argv.is(i, "nosave"));
+    if spec.flags & flags::ALLOW_BUSY != 0 && (spec.name != "shutdown" || nosave) {
+        return Ok(());
+    }
+    Err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.".to_string())
 }

@@ -1,6 +1,7 @@
 //! The event loop: one thread owns the keyspace and every connection. Per
 //! turn it reads all ready connections, executes every complete command, and
 //! then ("before sleep") writes each connection's replies with one write.
+mod busy;
 mod conn;
 pub mod limits;
 mod signals;
@@ -102,6 +103,15 @@ impl EventLoop {
 
     /// Serve until SHUTDOWN or SIGTERM/SIGINT.
     pub fn run(&mut self) -> io::Result<()> {
+        // SAFETY: the poller points into `self`, which stays put (and is not
+        // otherwise used while a script runs) until it is removed below.
+        self.srv.busy_hook = Some(Box::new(unsafe { busy::BusyPoller::new(self) }));
+        let result = self.serve();
+        self.srv.busy_hook = None;
+        result
+    }
+
+    fn serve(&mut self) -> io::Result<()> {
         signals::install();
         let mut events = Events::with_capacity(1024);
         loop {
@@ -160,45 +170,59 @@ impl EventLoop {
     }
 
     fn accept(&mut self, li: usize, now: i64) {
-        loop {
-            let (stream, peer) = match self.listeners[li].accept() {
-                Ok(s) => s,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    crate::log_at!(Warning, "Accepting client connection: {e}");
-                    return;
-                }
-            };
-            self.srv.stats.connections_received += 1;
-            if self.conns.len() >= self.srv.config.maxclients as usize {
-                reject_max_clients(stream);
-                self.srv.stats.rejected_connections += 1;
-                continue;
+        accept_from(&self.listeners[li], &self.poll, &mut self.conns, &mut self.srv, now);
+    }
+}
+
+/// Accept every pending connection on `listener` (also used while a script is busy).
+fn accept_from(listener: &TcpListener, poll: &Poll, conns: &mut Slab<Conn>, srv: &mut Server, now: i64) {
+    loop {
+        let (stream, peer) = match listener.accept() {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                crate::log_at!(Warning, "Accepting client connection: {e}");
+                return;
             }
-            if let Err(e) = self.register(stream, peer, now) {
-                crate::log_at!(Warning, "Registering client connection: {e}");
-            }
+        };
+        srv.stats.connections_received += 1;
+        if conns.len() >= srv.config.maxclients as usize {
+            reject_max_clients(stream);
+            srv.stats.rejected_connections += 1;
+            continue;
+        }
+        if let Err(e) = register(poll, conns, srv, stream, peer, now) {
+            crate::log_at!(Warning, "Registering client connection: {e}");
         }
     }
+}
 
-    fn register(&mut self, stream: TcpStream, peer: SocketAddr, now: i64) -> io::Result<()> {
-        stream.set_nodelay(true)?;
-        let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
-        let slot = self.conns.insert(Conn::new(stream));
-        let conn = self.conns.get_mut(slot).expect("just inserted");
-        // Readable only: with WRITABLE always on, every ACK would wake the loop.
-        self.poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE)?;
-        let id = self.srv.next_client_id;
-        self.srv.next_client_id += 1;
-        let authed = self.srv.config.requirepass.is_none();
-        let info = ClientInfo::new(id, fd, peer.to_string(), laddr, now, authed);
-        self.srv.clients.insert_at(slot, info);
-        crate::log_at!(Verbose, "Accepted {peer}");
-        Ok(())
-    }
+fn register(
+    poll: &Poll,
+    conns: &mut Slab<Conn>,
+    srv: &mut Server,
+    stream: TcpStream,
+    peer: SocketAddr,
+    now: i64,
+) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+    let slot = conns.insert(Conn::new(stream));
+    let conn = conns.get_mut(slot).expect("just inserted");
+    // Readable only: with WRITABLE always on, every ACK would wake the loop.
+    poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE)?;
+    let id = srv.next_client_id;
+    srv.next_client_id += 1;
+    let authed = srv.config.requirepass.is_none();
+    let info = ClientInfo::new(id, fd, peer.to_string(), laddr, now, authed);
+    srv.clients.insert_at(slot, info);
+    crate::log_at!(Verbose, "Accepted {peer}");
+    Ok(())
+}
 
+impl EventLoop {
     fn on_readable(&mut self, slot: usize, now: i64) {
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
@@ -259,8 +283,12 @@ impl EventLoop {
             c.last_interaction_ms = now;
         }
         loop {
-            let Some(conn) = self.conns.get_mut(slot) else { return };
-            match conn.process(&mut self.srv, slot, now) {
+            // Out of the slab while it runs commands: a busy script's poller
+            // may accept connections (growing the slab) meanwhile.
+            let Some(mut conn) = self.conns.take_out(slot) else { return };
+            let processed = conn.process(&mut self.srv, slot, now);
+            self.conns.put_back(slot, conn);
+            match processed {
                 Err(close) => {
                     self.to_close.push((slot, close));
                     return;

@@ -135,6 +135,15 @@ impl<T> Slab<T> {
         self.free.push(i);
         Some(v)
     }
+    /// Move an item out without freeing its slot (put it back with
+    /// [`Slab::put_back`]); the slot is not reused meanwhile.
+    pub fn take_out(&mut self, i: usize) -> Option<T> {
+        self.items.get_mut(i)?.take()
+    }
+    /// Return an item moved out with [`Slab::take_out`].
+    pub fn put_back(&mut self, i: usize, v: T) {
+        self.items[i] = Some(v);
+    }
     pub fn get(&self, i: usize) -> Option<&T> {
         self.items.get(i)?.as_ref()
     }
@@ -219,6 +228,10 @@ pub struct Server {
     pub children: crate::persistence::child::Children,
     /// The append-only file: its buffer, files and counters.
     pub aof: crate::persistence::aof::Aof,
+    /// Lua state and script cache (EVAL).
+    pub scripting: crate::scripting::Scripting,
+    /// Set by the event loop: serves other clients while a script is busy.
+    pub busy_hook: Option<Box<dyn crate::scripting::BusyHook>>,
 }
 
 impl Server {
@@ -246,6 +259,8 @@ impl Server {
             config_file: String::new(),
             children: Default::default(),
             aof: Default::default(),
+            scripting: crate::scripting::Scripting::new(),
+            busy_hook: None,
         }
     }
 }

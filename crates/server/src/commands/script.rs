@@ -1,0 +1,130 @@
+//! Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT
+//! LOAD|EXISTS|FLUSH|KILL|HELP. Argument checks live here; running a script
+//! is `crate::scripting`'s job.
+use crate::dispatch::flags::*;
+use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
+use crate::engine::numeric::parse_i64;
+use crate::scripting::{self, KillOutcome, Source};
+use crate::spec;
+
+const NONE: (i32, i32, i32) = (0, 0, 0);
+const EVAL_FLAGS: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLEKEYS;
+
+#[rustfmt::skip]
+static SCRIPT_SUBS: [CommandSpec; 6] = [
+    spec!("exists", -3, NOSCRIPT, NONE, script_exists, "scripting", "2.6.0", "Determines whether server-side Lua scripts exist in the script cache.", ["slow", "scripting"]),
+    spec!("flush", -2, NOSCRIPT, NONE, script_flush, "scripting", "2.6.0", "Removes all server-side Lua scripts from the script cache.", ["slow", "scripting"]),
+    spec!("help", 2, LOADING | STALE, NONE, script_help, "scripting", "5.0.0", "Returns helpful text about the different subcommands.", ["slow", "scripting"]),
+    spec!("kill", 2, NOSCRIPT | ALLOW_BUSY, NONE, script_kill, "scripting", "2.6.0", "Terminates a server-side Lua script during execution.", ["slow", "scripting"]),
+    spec!("load", 3, NOSCRIPT | STALE, NONE, script_load, "scripting", "2.6.0", "Loads a server-side Lua script to the script cache.", ["slow", "scripting"]),
+    spec!("debug", 3, NOSCRIPT, NONE, script_debug, "scripting", "3.2.0", "Sets the debug mode of server-side Lua scripts.", ["slow", "scripting"]),
+];
+
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 5] = [
+    spec!("eval", -3, EVAL_FLAGS, NONE, eval, "scripting", "2.6.0", "Executes a server-side Lua script.", ["slow", "scripting"]),
+    spec!("evalsha", -3, EVAL_FLAGS, NONE, evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", ["slow", "scripting"]),
+    spec!("eval_ro", -3, READONLY | EVAL_FLAGS, NONE, eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script.", ["slow", "scripting"]),
+    spec!("evalsha_ro", -3, READONLY | EVAL_FLAGS, NONE, evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.", ["slow", "scripting"]),
+    CommandSpec { subcommands: &SCRIPT_SUBS, ..spec!("script", -2, 0, NONE, script_container, "scripting", "2.6.0", "A container for Lua scripts management commands.", ["slow"]) },
+];
+
+pub fn register(r: &mut Registry) {
+    r.add(&SPECS);
+}
+
+fn eval(ctx: &mut Ctx, argv: &Argv) {
+    eval_generic(ctx, argv, false, false);
+}
+fn evalsha(ctx: &mut Ctx, argv: &Argv) {
+    eval_generic(ctx, argv, true, false);
+}
+fn eval_ro(ctx: &mut Ctx, argv: &Argv) {
+    eval_generic(ctx, argv, false, true);
+}
+fn evalsha_ro(ctx: &mut Ctx, argv: &Argv) {
+    eval_generic(ctx, argv, true, true);
+}
+
+/// `EVAL script numkeys key... arg...`: check numkeys, then run.
+fn eval_generic(ctx: &mut Ctx, argv: &Argv, by_sha: bool, readonly: bool) {
+    let Some(numkeys) = parse_i64(argv.get(2)) else { return ctx.not_integer() };
+    let rest = argv.len() - 3;
+    if numkeys > rest as i64 {
+        return ctx.r.error("ERR Number of keys can't be greater than number of args");
+    }
+    if numkeys < 0 {
+        return ctx.r.error("ERR Number of keys can't be negative");
+    }
+    let split = 3 + numkeys as usize;
+    let keys: Vec<&[u8]> = (3..split).map(|i| argv.get(i)).collect();
+    let args: Vec<&[u8]> = argv.iter_from(split).collect();
+    let src = if by_sha { Source::Sha(argv.get(1)) } else { Source::Body(argv.get(1)) };
+    scripting::eval(ctx, src, &keys, &args, readonly);
+}
+
+fn script_container(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.r.error("ERR unknown subcommand. Try SCRIPT HELP.");
+}
+
+fn script_load(ctx: &mut Ctx, argv: &Argv) {
+    match ctx.srv.scripting.load(argv.get(2)) {
+        Ok(sha) => ctx.r.bulk(&sha),
+        Err(msg) => ctx.r.error(&msg),
+    }
+}
+
+fn script_exists(ctx: &mut Ctx, argv: &Argv) {
+    ctx.r.array(argv.len() - 2);
+    for sha in argv.iter_from(2) {
+        let found = ctx.srv.scripting.exists(sha);
+        ctx.r.int(found as i64);
+    }
+}
+
+fn script_flush(ctx: &mut Ctx, argv: &Argv) {
+    if argv.len() > 3 || (argv.len() == 3 && !argv.is(2, "sync") && !argv.is(2, "async")) {
+        return ctx.r.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    ctx.srv.scripting.flush();
+    ctx.r.ok();
+}
+
+fn script_kill(ctx: &mut Ctx, _argv: &Argv) {
+    match ctx.srv.scripting.kill() {
+        KillOutcome::NotBusy => ctx.r.error("NOTBUSY No scripts in execution right now."),
+        KillOutcome::Unkillable => ctx.r.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
+        KillOutcome::Killed => ctx.r.ok(),
+    }
+}
+
+fn script_debug(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.r.error("ERR SCRIPT DEBUG is not supported");
+}
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn script_help(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.r.array(HELP.len());
+    for line in HELP {
+        ctx.r.simple(line.as_bytes());
+    }
+}

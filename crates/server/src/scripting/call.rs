@@ -1,0 +1,97 @@
+//! Running a command for a script: the script rules (no `noscript`
+//! commands, no writes from read-only scripts, Redis's texts for unknown
+//! commands and wrong arity), then `dispatch::call` with the caller's
+//! client, the script's database and protocol, never blocking. Also
+//! `redis.acl_check_cmd`.
+use std::rc::Rc;
+
+use mlua::{Lua, MultiValue, Value};
+
+use super::Shared;
+use crate::dispatch::{self, flags, registry::Lookup, Argv, Ctx, Reply};
+use crate::server::Server;
+
+/// `redis.acl_check_cmd(cmd, ...)`: true if the command exists (there are
+/// no ACL users to refuse it).
+pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Function> {
+    let shared = shared.clone();
+    lua.create_function(move |lua, args: MultiValue| {
+        // SAFETY: called from a script, see `Shared::server`.
+        let Some(srv) = (unsafe { shared.server() }) else { return Ok((Value::Nil, Value::Nil)) };
+        let found = match build_args(&args) {
+            Ok(a) if !a.is_empty() => matches!(srv.registry.lookup(&Argv::new(&[], &a)), Lookup::Found(..)),
+            _ => false,
+        };
+        if found {
+            Ok((Value::Boolean(true), Value::Nil))
+        } else {
+            let e = lua.create_string("ERR Invalid command passed to redis.acl_check_cmd()")?;
+            Ok((Value::Nil, Value::String(e)))
+        }
+    })
+}
+
+/// The command name and arguments given to `redis.acl_check_cmd`.
+fn build_args(args: &MultiValue) -> Result<resp::Args, ()> {
+    let mut out = resp::Args::default();
+    out.reset_owned();
+    for v in args.iter() {
+        match v {
+            Value::String(s) => out.push(&s.as_bytes()),
+            Value::Number(n) => out.push(n.to_string().as_bytes()),
+            Value::Integer(n) => out.push(n.to_string().as_bytes()),
+            _ => return Err(()),
+        }
+    }
+    Ok(out)
+}
+
+/// Run one command line for the script, its reply into the shared reply
+/// buffer; Err(error text) when the script rules refuse it.
+pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> {
+    // SAFETY: called from a script, see `Shared::server`.
+    let Some(srv) = (unsafe { shared.server() }) else {
+        return Err(b"ERR redis.call() can only be used while a script runs".to_vec());
+    };
+    let argv = Argv::new(&[], argv_owned);
+    let (id, spec) = match srv.registry.lookup(&argv) {
+        Lookup::Found(id, spec) => (id, spec),
+        Lookup::Rejected(msg) if msg.starts_with(b"ERR wrong number of arguments") => {
+            return Err(b"ERR Wrong number of args calling Redis command from script".to_vec())
+        }
+        Lookup::Rejected(_) => return Err(b"ERR Unknown Redis command called from script".to_vec()),
+    };
+    if spec.flags & flags::NOSCRIPT != 0 {
+        return Err(b"ERR This Redis command is not allowed from script".to_vec());
+    }
+    let run = srv.scripting.running.as_mut().expect("a script is running");
+    if spec.flags & flags::WRITE != 0 {
+        if run.readonly {
+            return Err(b"ERR Write commands are not allowed from read-only scripts.".to_vec());
+        }
+        run.wrote = true;
+    }
+    let mut out = shared.reply_buf.borrow_mut();
+    out.clear();
+    run_command(srv, &mut out, id, spec, &argv);
+    Ok(())
+}
+
+/// `dispatch::call` as the script's client: the caller's slot, the
+/// script's database and protocol, never blocking.
+fn run_command(
+    srv: &mut Server,
+    out: &mut Vec<u8>,
+    id: dispatch::registry::CommandId,
+    spec: &'static dispatch::CommandSpec,
+    argv: &Argv,
+) {
+    let run = srv.scripting.running.as_ref().expect("a script is running");
+    let (cid, db, now, resp3) = (run.cid, run.db, run.now, run.resp == 3);
+    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now, may_block: false };
+    dispatch::call(&mut ctx, id, spec, argv);
+    let db = ctx.db;
+    if let Some(run) = srv.scripting.running.as_mut() {
+        run.db = db;
+    }
+}

@@ -1,0 +1,290 @@
+//! Lua scripting (EVAL and friends): the Lua state, the script cache keyed by
+//! SHA1, and one script run from start to end.
+//!
+//! A run is the unit the rest of the server sees: `run::run_script` begins
+//! it (sets `Scripting::running`) and ends it (clears it) around one call
+//! into Lua; every command the script issues goes through `dispatch::call`
+//! in between (see `call.rs`), so stats, WATCH and blocked-client wake-ups
+//! (and any propagation added to `call`) see script writes too. To wrap a
+//! script's effects as one atomic unit, hook the start and end of that run
+//! (marked `script run begins` / `ends` in `run.rs`).
+//!
+//! Files: `sandbox` builds the Lua state, `run` enters it, `stack` is
+//! `redis.call` on the raw C API, `call` applies the script rules and runs
+//! the command, `convert` turns the result into a reply, `busy` is the
+//! instruction hook (busy scripts, SCRIPT KILL), `rand` is `math.random`.
+//!
+//! Lua callbacks need the server while Lua runs, but the server is already
+//! mutably borrowed by the EVAL handler that called into Lua. The handler
+//! parks a raw pointer to it in [`Shared`] for exactly the duration of the
+//! call; the callbacks (and the instruction hook) reborrow it while the Lua
+//! code that invoked them is suspended, so there is never a second live path
+//! to the server.
+mod busy;
+mod call;
+mod convert;
+pub mod libs;
+mod rand;
+mod run;
+mod sandbox;
+mod stack;
+
+pub use busy::BusyHook;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::rc::Rc;
+use std::time::Instant;
+
+use mlua::Lua;
+
+use crate::dispatch::registry::NameHasher;
+use crate::dispatch::Ctx;
+use crate::server::Server;
+
+/// Lua heap cap: a runaway script gets an error reply instead of taking the
+/// server's memory (Redis has no cap; this is a safety net, not a feature).
+pub const LUA_MEMORY_LIMIT: usize = 512 << 20;
+
+/// Lua heap size above which a full collection runs after a script.
+const GC_AFTER_RUN_ABOVE: usize = 64 << 20;
+
+/// State the Lua callbacks share with the server; outlives Lua states
+/// (SCRIPT FLUSH makes a new state but keeps the random generator going,
+/// as Redis does).
+pub(crate) struct Shared {
+    /// The server, valid only while a script runs (null otherwise).
+    srv: Cell<*mut Server>,
+    /// Reusable buffer for the replies of commands scripts call.
+    reply_buf: RefCell<Vec<u8>>,
+    /// Reusable command line for the commands scripts call, and scratch
+    /// space for formatting numeric arguments.
+    args: RefCell<resp::Args>,
+    arg_buf: RefCell<Vec<u8>>,
+    /// `redisLrand48` state behind `math.random`.
+    rand: Cell<u64>,
+}
+
+impl Shared {
+    /// The running script's server, or None outside a run.
+    ///
+    /// # Safety
+    /// Callers are Lua callbacks: the pointer is set only while the EVAL
+    /// handler that owns the `&mut Server` is suspended inside Lua.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn server(&self) -> Option<&mut Server> {
+        // SAFETY: see above; null when no script runs.
+        unsafe { self.srv.get().as_mut() }
+    }
+}
+
+/// Flags from a `#!lua flags=...` shebang line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScriptFlags {
+    pub no_writes: bool,
+}
+
+struct Script {
+    /// Registry reference of the compiled function.
+    func_ref: std::ffi::c_int,
+    flags: ScriptFlags,
+}
+
+/// One script run in progress.
+pub struct Run {
+    /// Caller's client slot.
+    pub cid: usize,
+    /// Database the script's commands use (SELECT inside a script changes it
+    /// for the rest of the script only).
+    pub db: usize,
+    pub now: i64,
+    /// EVAL_RO / EVALSHA_RO or `no-writes`: write commands are refused.
+    pub readonly: bool,
+    /// A write command ran: SCRIPT KILL must refuse (UNKILLABLE).
+    pub wrote: bool,
+    /// Protocol of the replies commands give the script (`redis.setresp`).
+    pub resp: u8,
+    pub started: Instant,
+    /// SCRIPT KILL asked this run to stop.
+    pub kill: bool,
+    /// When the busy poller last ran.
+    pub last_poll: Option<Instant>,
+}
+
+/// A Lua state with its sandbox, and registry references to what a run
+/// needs (see `run.rs`).
+struct State {
+    /// The main thread, for the raw C API.
+    raw: *mut mlua::ffi::lua_State,
+    /// The real global table (behind the read-only proxy scripts see).
+    globals_ref: std::ffi::c_int,
+    /// `function(f) return xpcall(f, handler) end`.
+    runner_ref: std::ffi::c_int,
+    /// The C function `run::run_job`.
+    job_ref: std::ffi::c_int,
+    lua: Lua,
+}
+
+/// Everything scripting keeps in the server.
+pub struct Scripting {
+    /// Declared before `state`: function handles drop before their Lua state.
+    scripts: HashMap<[u8; 40], Script, BuildHasherDefault<NameHasher>>,
+    state: State,
+    shared: Rc<Shared>,
+    /// Past `busy-reply-threshold`: other clients get -BUSY.
+    pub busy: bool,
+    pub running: Option<Run>,
+    bodies_bytes: usize,
+}
+
+impl Default for Scripting {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Scripting {
+    pub fn new() -> Self {
+        let shared = Rc::new(Shared {
+            srv: Cell::new(std::ptr::null_mut()),
+            reply_buf: RefCell::new(Vec::new()),
+            args: RefCell::new(resp::Args::default()),
+            arg_buf: RefCell::new(Vec::new()),
+            rand: Cell::new(rand::INITIAL_STATE),
+        });
+        let state = sandbox::new_state(&shared).expect("building the Lua sandbox");
+        Scripting { scripts: HashMap::default(), state, shared, busy: false, running: None, bodies_bytes: 0 }
+    }
+
+    /// SCRIPT FLUSH: forget every script and start from a fresh Lua state.
+    pub fn flush(&mut self) {
+        self.scripts.clear();
+        self.bodies_bytes = 0;
+        self.state = sandbox::new_state(&self.shared).expect("building the Lua sandbox");
+    }
+
+    pub fn cached_scripts(&self) -> usize {
+        self.scripts.len()
+    }
+    /// Bytes the Lua heap uses (INFO `used_memory_lua`).
+    pub fn lua_memory(&self) -> usize {
+        self.state.lua.used_memory()
+    }
+    /// Bytes of cached script bodies (INFO `used_memory_scripts`).
+    pub fn scripts_memory(&self) -> usize {
+        self.bodies_bytes
+    }
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        normalize_sha(sha).is_some_and(|k| self.scripts.contains_key(&k))
+    }
+
+    /// Compile `body` into the cache (if new) and return its SHA1.
+    pub fn load(&mut self, body: &[u8]) -> Result<[u8; 40], String> {
+        let sha = sha1_hex(body);
+        if !self.scripts.contains_key(&sha) {
+            let flags = parse_shebang(body)?;
+            let func_ref = sandbox::compile(&self.state.lua, body).map_err(|e| compile_error(&e))?;
+            self.bodies_bytes += body.len();
+            self.scripts.insert(sha, Script { func_ref, flags });
+        }
+        Ok(sha)
+    }
+}
+
+/// Lowercase hex SHA1 of `body`.
+pub fn sha1_hex(body: &[u8]) -> [u8; 40] {
+    let hex = sha1_smol::Sha1::from(body).digest().to_string();
+    let mut out = [0u8; 40];
+    out.copy_from_slice(hex.as_bytes());
+    out
+}
+
+/// A client-typed SHA (any case) as a cache key; None if it can't be one.
+fn normalize_sha(sha: &[u8]) -> Option<[u8; 40]> {
+    let mut k: [u8; 40] = sha.try_into().ok()?;
+    k.make_ascii_lowercase();
+    Some(k)
+}
+
+fn compile_error(e: &mlua::Error) -> String {
+    let msg = match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    format!("ERR Error compiling script (new function): {msg}")
+}
+
+/// Redis 7.0's shebang: `#!lua` then optional `flags=a,b` on the first line.
+fn parse_shebang(body: &[u8]) -> Result<ScriptFlags, String> {
+    let mut flags = ScriptFlags::default();
+    if !body.starts_with(b"#!") {
+        return Ok(flags);
+    }
+    let line_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[..line_end]);
+    let mut parts = line.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or_default();
+    if engine != "#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+    }
+    for part in parts {
+        let Some(list) = part.strip_prefix("flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {part}"));
+        };
+        for f in list.split(',').filter(|f| !f.is_empty()) {
+            match f {
+                "no-writes" => flags.no_writes = true,
+                "allow-oom" | "allow-stale" | "no-cluster" | "allow-cross-slot-keys" => {}
+                _ => return Err(format!("ERR Unexpected flag in script shebang: {f}")),
+            }
+        }
+    }
+    Ok(flags)
+}
+
+/// Where a script comes from: its body (EVAL) or its SHA (EVALSHA).
+pub enum Source<'a> {
+    Body(&'a [u8]),
+    Sha(&'a [u8]),
+}
+
+/// EVAL / EVALSHA / *_RO after argument checks: find or compile the script,
+/// run it with `keys` and `args`, and write its reply.
+pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly: bool) {
+    let sc = &mut ctx.srv.scripting;
+    let sha = match src {
+        Source::Body(body) => match sc.load(body) {
+            Ok(sha) => sha,
+            Err(msg) => return ctx.r.error(&msg),
+        },
+        Source::Sha(sha) => match normalize_sha(sha).filter(|k| sc.scripts.contains_key(k)) {
+            Some(k) => k,
+            None => return ctx.r.error("NOSCRIPT No matching script. Please use EVAL."),
+        },
+    };
+    let script = &sc.scripts[&sha];
+    let (func_ref, readonly) = (script.func_ref, readonly || script.flags.no_writes);
+    run::run_script(ctx, func_ref, &sha, readonly, keys, args);
+}
+
+/// What SCRIPT KILL does to the running script.
+pub enum KillOutcome {
+    NotBusy,
+    Unkillable,
+    Killed,
+}
+
+impl Scripting {
+    /// SCRIPT KILL: ask the running script to stop, unless it already wrote.
+    pub fn kill(&mut self) -> KillOutcome {
+        match self.running.as_mut() {
+            None => KillOutcome::NotBusy,
+            Some(r) if r.wrote => KillOutcome::Unkillable,
+            Some(r) => {
+                r.kill = true;
+                KillOutcome::Killed
+            }
+        }
+    }
+}
