@@ -7,6 +7,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod log;
 pub mod net;
+pub mod scripting;
 pub mod server;
 
 use config::Config;

@@ -1,0 +1,38 @@
+//! The Lua libraries Redis 7.0 embeds in its scripting engine, written in
+//! Rust against mlua (PUC Lua 5.1.5): `cjson` (lua-cjson 2.1.0), `cmsgpack`
+//! (lua-cmsgpack 0.4.0), `bit` (LuaBitOp 1.0.2) and `struct` (Roberto
+//! Ierusalimschy's struct library). Behaviour, including error texts and C
+//! numeric quirks, follows redis-server 7.0.15; see `tests.rs`.
+//!
+//! Errors are raised as plain Lua strings (what `pcall` returns in Redis)
+//! through small Lua trampolines compiled with chunk name
+//! [`util::TRAMPOLINE_SOURCE`].
+
+mod bit;
+mod cjson;
+mod cjson_decode;
+mod cmsgpack;
+mod structlib;
+mod util;
+
+#[cfg(test)]
+mod tests;
+
+use std::rc::Rc;
+
+use mlua::Lua;
+
+pub use util::TRAMPOLINE_SOURCE;
+
+/// Installs the globals `cjson`, `cmsgpack`, `bit` and `struct` in `lua`.
+/// (Redis 7.0 scripts have no `package`, so nothing goes in
+/// `package.loaded`.) Call before sandboxing the globals table.
+pub fn open_all(lua: &Lua) -> mlua::Result<()> {
+    let w = Rc::new(util::Wrapper::new(lua)?);
+    let g = lua.globals();
+    g.raw_set("cjson", cjson::module(lua, &w)?)?;
+    g.raw_set("cmsgpack", cmsgpack::module(lua, &w)?)?;
+    g.raw_set("bit", bit::module(lua, &w)?)?;
+    g.raw_set("struct", structlib::module(lua, &w)?)?;
+    Ok(())
+}

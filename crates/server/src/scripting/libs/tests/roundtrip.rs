@@ -1,0 +1,1 @@
+//! Randomized round trips (placeholder filled below).

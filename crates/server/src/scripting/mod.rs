@@ -1,0 +1,2 @@
+//! Lua scripting.
+pub mod libs;
