@@ -8,7 +8,9 @@ use std::rc::Rc;
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 use super::cjson_decode;
-use super::util::{bad_arg, c_i32, c_i64, check_number, err, fmt_g, ret1, type_name, LibResult, Wrapper, MAX_C_STACK};
+use super::util::{
+    bad_arg, c_i32, c_i64, check_number, err, fmt_g, ret1, stack_exhausted, type_name, LibResult, Wrapper, MAX_C_STACK,
+};
 
 /// One cjson instance's settings (lua-cjson's `json_config_t`).
 #[derive(Clone, Copy)]
@@ -236,6 +238,7 @@ struct Encoder {
 }
 
 impl Encoder {
+    #[inline(never)]
     fn string(&mut self, s: &[u8]) {
         self.out.reserve(s.len() + 2);
         self.out.push(b'"');
@@ -251,6 +254,7 @@ impl Encoder {
         self.out.push(b'"');
     }
 
+    #[inline(never)]
     fn number(&mut self, n: f64) -> LibResult<()> {
         if !n.is_finite() {
             match self.cfg.encode_invalid {
@@ -288,6 +292,7 @@ impl Encoder {
     /// lua-cjson's `lua_array_length`: the array length, or None to encode
     /// as an object. Keys must be integral numbers >= 1; the running maximum
     /// is a C `int` (huge keys wrap to `INT_MIN`, as on x86-64).
+    #[inline(never)]
     fn array_length(&self, t: &Table) -> LibResult<Option<i32>> {
         let (mut max, mut items, mut array) = (0i32, 0i32, true);
         t.for_each(|k: Value, _: Value| {
@@ -322,7 +327,7 @@ impl Encoder {
     }
 
     fn table(&mut self, t: &Table, depth: i32) -> LibResult<()> {
-        if depth > self.cfg.encode_max_depth || self.slots + 3 > MAX_C_STACK {
+        if depth > self.cfg.encode_max_depth || self.slots + 3 > MAX_C_STACK || stack_exhausted() {
             return err(format!("Cannot serialise, excessive nesting ({depth})"));
         }
         match self.array_length(t)? {

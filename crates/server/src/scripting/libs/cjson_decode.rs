@@ -7,7 +7,7 @@
 use mlua::{Lua, MultiValue, Value};
 
 use super::cjson::{null, Config};
-use super::util::{bad_arg, check_string, err, ret1, LibErr, LibResult, MAX_C_STACK};
+use super::util::{bad_arg, check_string, err, ret1, stack_exhausted, LibErr, LibResult, MAX_C_STACK};
 
 /// A lexical token; `Error` carries lua-cjson's description.
 enum Tok {
@@ -78,6 +78,8 @@ pub(crate) fn decode(lua: &Lua, cfg: &Config, args: &MultiValue) -> LibResult<Mu
     ret1(v)
 }
 
+#[cold]
+#[inline(never)]
 fn parse_error<T>(expected: &str, tok: &Tok, at: usize) -> LibResult<T> {
     err(format!("Expected {expected} but found {} at character {}", tok.name(), at + 1))
 }
@@ -102,6 +104,7 @@ impl Parser<'_> {
 
     /// Returns the next token and its 0-based start offset (for errors,
     /// where the token failed).
+    #[inline(never)]
     fn next_token(&mut self) -> (Tok, usize) {
         while matches!(self.byte(self.pos), b' ' | b'\t' | b'\n' | b'\r') {
             self.pos += 1;
@@ -238,9 +241,10 @@ impl Parser<'_> {
         true
     }
 
+    #[inline(never)]
     fn descend(&mut self, need: usize) -> LibResult<()> {
         self.depth += 1;
-        if self.depth <= self.cfg.decode_max_depth && self.slots + need <= MAX_C_STACK {
+        if self.depth <= self.cfg.decode_max_depth && self.slots + need <= MAX_C_STACK && !stack_exhausted() {
             return Ok(());
         }
         err(format!("Found too many nested data structures ({}) at character {}", self.depth, self.pos))

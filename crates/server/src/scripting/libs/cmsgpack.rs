@@ -6,7 +6,9 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::util::{bad_arg, c_i32, c_i64, check_integer, err, opt_integer, LibErr, LibResult, Wrapper, MAX_C_STACK};
+use super::util::{
+    bad_arg, c_i32, c_i64, check_integer, err, opt_integer, stack_exhausted, LibErr, LibResult, Wrapper, MAX_C_STACK,
+};
 
 /// Tables nested this deep are encoded as nil (guards against cycles).
 const MAX_NESTING: usize = 16;
@@ -174,6 +176,8 @@ struct Cursor<'a> {
     slots: usize,
 }
 
+#[cold]
+#[inline(never)]
 fn stack_overflow(what: &str) -> DecodeErr {
     DecodeErr::Lua(LibErr::Msg(format!("stack overflow ({what})")))
 }
@@ -195,6 +199,7 @@ impl Cursor<'_> {
         Ok(v)
     }
 
+    #[inline(never)]
     fn string(&mut self, hdr: usize, len: usize) -> Result<Value, DecodeErr> {
         self.need(hdr + len)?;
         let s = self.lua.create_string(&self.data[self.pos + hdr..self.pos + hdr + len])?;
@@ -268,6 +273,11 @@ impl Cursor<'_> {
     fn container(&mut self, map: bool, len: usize) -> Result<Value, DecodeErr> {
         let t = self.lua.create_table()?;
         self.slots += 1;
+        if stack_exhausted() {
+            // Deeper than our native stack allows (Redis's C frames are
+            // smaller): fail with the message Lua's own limit would give.
+            return Err(stack_overflow("in function mp_decode_to_lua_array"));
+        }
         if !map {
             if self.slots + 1 > MAX_C_STACK {
                 return Err(stack_overflow("in function mp_decode_to_lua_array"));

@@ -24,11 +24,15 @@ impl From<mlua::Error> for LibErr {
 pub(crate) type LibResult<T> = Result<T, LibErr>;
 
 /// Shorthand for a string error.
+#[cold]
+#[inline(never)]
 pub(crate) fn err<T>(msg: impl Into<String>) -> LibResult<T> {
     Err(LibErr::Msg(msg.into()))
 }
 
 /// `luaL_argerror`: "bad argument #N to 'f' (msg)".
+#[cold]
+#[inline(never)]
 pub(crate) fn bad_arg(idx: usize, fname: &str, msg: &str) -> LibErr {
     LibErr::Msg(format!("bad argument #{idx} to '{fname}' ({msg})"))
 }
@@ -294,3 +298,50 @@ pub(crate) fn fmt_g(out: &mut Vec<u8>, v: f64, prec: usize) {
 /// stack slots. The C libraries hit this limit (via `lua_checkstack`) on
 /// huge results or deep nesting; we count slots the same way to fail alike.
 pub(crate) const MAX_C_STACK: usize = 8000;
+
+/// Native stack kept free below the deepest recursion of the encoders and
+/// decoders (room for mlua, Lua and error formatting).
+const STACK_RESERVE: usize = 256 << 10;
+
+thread_local! {
+    /// Lowest usable stack address of this thread (0 = unknown).
+    static STACK_LOW: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// This thread's lowest stack address, from `pthread_getattr_np` (cached:
+/// for the main thread glibc reads /proc/self/maps).
+fn stack_low() -> usize {
+    STACK_LOW.with(|c| {
+        if let Some(v) = c.get() {
+            return v;
+        }
+        let mut low = 0usize;
+        // SAFETY: `attr` is initialised by pthread_getattr_np before use and
+        // destroyed once; the out-pointers are valid locals.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
+                let mut addr: *mut libc::c_void = std::ptr::null_mut();
+                let mut size: libc::size_t = 0;
+                if libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0 {
+                    low = addr as usize;
+                }
+                libc::pthread_attr_destroy(&mut attr);
+            }
+        }
+        c.set(Some(low));
+        low
+    })
+}
+
+/// True when the native stack is nearly exhausted. The C libraries recurse
+/// with tiny frames and are bounded by Lua's stack limit instead; our frames
+/// are bigger, so deep (but Redis-legal) nesting on a small thread stack
+/// fails with the library's nesting error instead of crashing the process.
+#[inline]
+pub(crate) fn stack_exhausted() -> bool {
+    let marker = 0u8;
+    let sp = std::ptr::addr_of!(marker) as usize;
+    let low = stack_low();
+    low != 0 && sp < low + STACK_RESERVE
+}

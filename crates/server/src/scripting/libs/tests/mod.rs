@@ -54,7 +54,7 @@ fn run(lua: &Lua, snippet: &[u8]) -> Vec<u8> {
 /// fails listing all mismatches.
 fn check(cases: &'static [(&'static [u8], &'static [u8])]) {
     std::thread::Builder::new()
-        .stack_size(256 << 20)
+        .stack_size(64 << 20)
         .spawn(move || check_on_this_thread(cases))
         .unwrap()
         .join()
@@ -116,4 +116,23 @@ fn libraries_are_globals_and_distinct_instances() {
     // Settings are per instance: changing a new() copy leaves cjson alone.
     let code = "local c = cjson.new() c.encode_number_precision(3) return c.encode(1/3) .. ' ' .. cjson.encode(1/3)";
     assert_eq!(lua.load(code).eval::<String>().unwrap(), "0.333 0.33333333333333");
+}
+
+/// On a small thread stack, nesting far beyond what fits fails with the
+/// library's own error instead of overflowing the native stack.
+#[test]
+fn deep_nesting_on_small_stack_errors_cleanly() {
+    let run = || {
+        let lua = new_lua();
+        let cases = [
+            ("local c=cjson.new() c.encode_max_depth(9000) local t={} local x=t for i=1,7000 do x[1]={} x=x[1] end return c.encode(t)", "Cannot serialise, excessive nesting ("),
+            ("local c=cjson.new() c.decode_max_depth(9000) return c.decode(string.rep('[',7000))", "Found too many nested data structures ("),
+            ("return cmsgpack.unpack(string.rep('\\145', 3990)..'\\1')", "stack overflow (in function mp_decode_to_lua_array)"),
+        ];
+        for (code, want) in cases {
+            let got = run(&lua, code.as_bytes());
+            assert!(got.starts_with(format!("ERR {want}").as_bytes()), "{code}: {}", String::from_utf8_lossy(&got));
+        }
+    };
+    std::thread::Builder::new().stack_size(1 << 20).spawn(run).unwrap().join().unwrap();
 }
