@@ -6,6 +6,7 @@ mod cases_bit;
 mod cases_cjson;
 mod cases_cmsgpack;
 mod cases_struct;
+mod cases_vectors;
 mod roundtrip;
 
 use mlua::{Lua, Value};
@@ -96,6 +97,13 @@ fn bit_matches_redis() {
 #[test]
 fn struct_matches_redis() {
     check(cases_struct::CASES);
+}
+
+/// 160 random numbers through every numeric conversion of the four libraries
+/// (and all 14 cjson precisions), recorded from Redis.
+#[test]
+fn numeric_vectors_match_redis() {
+    check(cases_vectors::CASES);
 }
 
 #[test]
