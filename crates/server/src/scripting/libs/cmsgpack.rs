@@ -217,7 +217,7 @@ impl Cursor<'_> {
             0xc0 => self.skip(1, Value::Nil),
             0xc2 => self.skip(1, Value::Boolean(false)),
             0xc3 => self.skip(1, Value::Boolean(true)),
-            0xcc | 0xcd | 0xce => Value::Number(self.be(1 << (b - 0xcc))? as f64),
+            0xcc..=0xce => Value::Number(self.be(1 << (b - 0xcc))? as f64),
             // lua-cmsgpack pushes uint64 through a signed lua_Integer.
             0xcf => Value::Number(self.be(8)? as i64 as f64),
             0xd0 => Value::Number(f64::from(self.be(1)? as i8)),

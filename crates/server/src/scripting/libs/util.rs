@@ -284,9 +284,9 @@ pub(crate) fn fmt_g(out: &mut Vec<u8>, v: f64, prec: usize) {
         out.extend_from_slice(&digits[..n]);
     } else {
         let int_len = exp as usize + 1;
-        for i in 0..int_len {
-            out.push(if i < n { digits[i] } else { b'0' });
-        }
+        let have = int_len.min(n);
+        out.extend_from_slice(&digits[..have]);
+        out.resize(out.len() + (int_len - have), b'0');
         if n > int_len {
             out.push(b'.');
             out.extend_from_slice(&digits[int_len..n]);

@@ -123,7 +123,7 @@ proptest! {
     fn cjson_strings_round_trip_exactly(s in proptest::collection::vec(any::<u8>(), 0..200)) {
         let lua = new_lua();
         let f: mlua::Function = lua.load("return function(v) return cjson.decode(cjson.encode(v)) end").eval().unwrap();
-        let back: mlua::String = f.call(lua.create_string(&s).unwrap()).unwrap();
+        let back: mlua::LuaString = f.call(lua.create_string(&s).unwrap()).unwrap();
         prop_assert_eq!(back.as_bytes().to_vec(), s);
     }
 
