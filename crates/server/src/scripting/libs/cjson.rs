@@ -51,9 +51,9 @@ pub(crate) fn null() -> Value {
 }
 
 /// `json_arg_init`: at most `n` arguments.
-fn max_args(args: &MultiValue, n: usize, fname: &str) -> LibResult<()> {
+fn max_args(args: &MultiValue, n: usize) -> LibResult<()> {
     if args.len() > n {
-        Err(bad_arg(n + 1, fname, "found too many arguments"))
+        Err(bad_arg(n + 1, "found too many arguments"))
     } else {
         Ok(())
     }
@@ -61,25 +61,18 @@ fn max_args(args: &MultiValue, n: usize, fname: &str) -> LibResult<()> {
 
 /// `json_enum_option`: a boolean, or one of `options` by name; returns the
 /// (possibly updated) setting as Lua shows it.
-fn enum_option(
-    lua: &Lua,
-    args: &MultiValue,
-    idx: usize,
-    fname: &str,
-    setting: &mut u8,
-    options: &[&str],
-) -> LibResult<Value> {
+fn enum_option(lua: &Lua, args: &MultiValue, idx: usize, setting: &mut u8, options: &[&str]) -> LibResult<Value> {
     match args.get(idx - 1) {
         None | Some(Value::Nil) => {}
         Some(Value::Boolean(b)) => *setting = u8::from(*b),
         Some(_) => {
-            let s = super::util::check_string(lua, args, idx, fname)?;
+            let s = super::util::check_string(lua, args, idx)?;
             let s = s.as_bytes();
             match options.iter().position(|o| o.as_bytes() == &s[..]) {
                 Some(i) => *setting = i as u8,
                 None => {
                     let shown = String::from_utf8_lossy(&s);
-                    return Err(bad_arg(idx, fname, &format!("invalid option '{shown}'")));
+                    return Err(bad_arg(idx, &format!("invalid option '{shown}'")));
                 }
             }
         }
@@ -93,19 +86,11 @@ fn enum_option(
 
 /// `json_integer_option`: an integer in `min..=max` (the range error always
 /// names argument #1, as lua-cjson does).
-fn int_option(
-    lua: &Lua,
-    args: &MultiValue,
-    idx: usize,
-    fname: &str,
-    setting: &mut i32,
-    min: i32,
-    max: i32,
-) -> LibResult<Value> {
+fn int_option(lua: &Lua, args: &MultiValue, idx: usize, setting: &mut i32, min: i32, max: i32) -> LibResult<Value> {
     if !matches!(args.get(idx - 1), None | Some(Value::Nil)) {
-        let v = c_i64(check_number(lua, args, idx, fname)?) as i32;
+        let v = c_i64(check_number(lua, args, idx)?) as i32;
         if v < min || v > max {
-            return Err(bad_arg(1, fname, &format!("expected integer between {min} and {max}")));
+            return Err(bad_arg(1, &format!("expected integer between {min} and {max}")));
         }
         *setting = v;
     }
@@ -120,16 +105,15 @@ fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Resul
     t.raw_set(
         "encode_sparse_array",
         w.function(lua, move |lua, args| {
-            let name = "encode_sparse_array";
-            max_args(&args, 3, name)?;
+            max_args(&args, 3)?;
             let mut k = c.get();
             let mut conv = u8::from(k.sparse_convert);
-            let a = enum_option(lua, &args, 1, name, &mut conv, BOOL_OPTS)?;
+            let a = enum_option(lua, &args, 1, &mut conv, BOOL_OPTS)?;
             k.sparse_convert = conv == 1;
-            let b = int_option(lua, &args, 2, name, &mut k.sparse_ratio, 0, i32::MAX);
+            let b = int_option(lua, &args, 2, &mut k.sparse_ratio, 0, i32::MAX);
             c.set(k);
             let b = b?;
-            let d = int_option(lua, &args, 3, name, &mut k.sparse_safe, 0, i32::MAX);
+            let d = int_option(lua, &args, 3, &mut k.sparse_safe, 0, i32::MAX);
             c.set(k);
             Ok(MultiValue::from_vec(vec![a, b, d?]))
         })?,
@@ -143,9 +127,9 @@ fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Resul
     for (name, field, min, max) in ints {
         let c = cfg.clone();
         let f = w.function(lua, move |lua, args| {
-            max_args(&args, 1, name)?;
+            max_args(&args, 1)?;
             let mut k = c.get();
-            let v = int_option(lua, &args, 1, name, field(&mut k), min, max)?;
+            let v = int_option(lua, &args, 1, field(&mut k), min, max)?;
             c.set(k);
             ret1(v)
         })?;
@@ -161,10 +145,10 @@ fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Resul
     for (name, get, store) in enums {
         let c = cfg.clone();
         let f = w.function(lua, move |lua, args| {
-            max_args(&args, 1, name)?;
+            max_args(&args, 1)?;
             let mut k = c.get();
             let (mut v, opts) = get(&mut k);
-            let r = enum_option(lua, &args, 1, name, &mut v, opts)?;
+            let r = enum_option(lua, &args, 1, &mut v, opts)?;
             store(&mut k, v);
             c.set(k);
             ret1(r)
@@ -184,7 +168,7 @@ pub(crate) fn module(lua: &Lua, w: &Rc<Wrapper>) -> mlua::Result<Table> {
         "encode",
         w.function(lua, move |lua, args| {
             if args.len() != 1 {
-                return Err(bad_arg(1, "encode", "expected 1 argument"));
+                return Err(bad_arg(1, "expected 1 argument"));
             }
             let mut enc = Encoder { cfg: c.get(), out: Vec::with_capacity(64), slots: 1 };
             enc.value(&args[0], 0)?;

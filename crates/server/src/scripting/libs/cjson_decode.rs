@@ -59,9 +59,9 @@ struct Parser<'a> {
 /// Decodes argument 1 (`cjson.decode(text)`).
 pub(crate) fn decode(lua: &Lua, cfg: &Config, args: &MultiValue) -> LibResult<MultiValue> {
     if args.len() != 1 {
-        return Err(bad_arg(1, "decode", "expected 1 argument"));
+        return Err(bad_arg(1, "expected 1 argument"));
     }
-    let s = check_string(lua, args, 1, "decode")?;
+    let s = check_string(lua, args, 1)?;
     let bytes = s.as_bytes();
     // lua-cjson's check for UTF-16/32 input: a NUL in the first two bytes.
     if bytes.len() >= 2 && (bytes[0] == 0 || bytes[1] == 0) {

@@ -7,7 +7,8 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::util::{
-    bad_arg, c_i32, c_i64, check_integer, err, opt_integer, stack_exhausted, LibErr, LibResult, Wrapper, MAX_C_STACK,
+    bad_arg, c_i32, c_i64, check_integer, check_string, err, opt_integer, stack_exhausted, LibErr, LibResult, Wrapper,
+    MAX_C_STACK,
 };
 
 /// Tables nested this deep are encoded as nil (guards against cycles).
@@ -142,7 +143,7 @@ fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
 
 fn pack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
     if args.is_empty() {
-        return Err(bad_arg(0, "pack", "MessagePack pack needs input."));
+        return Err(bad_arg(0, "MessagePack pack needs input."));
     }
     let mut out = Vec::with_capacity(64);
     for v in args.iter() {
@@ -295,9 +296,9 @@ impl Cursor<'_> {
                 let v = self.value()?;
                 self.slots -= 1;
                 match k {
-                    Value::Nil => return Err(DecodeErr::Lua(LibErr::Msg("table index is nil".into()))),
+                    Value::Nil => return Err(DecodeErr::Lua(LibErr::Raw("table index is nil".into()))),
                     Value::Number(n) if n.is_nan() => {
-                        return Err(DecodeErr::Lua(LibErr::Msg("table index is NaN".into())));
+                        return Err(DecodeErr::Lua(LibErr::Raw("table index is NaN".into())));
                     }
                     k => t.raw_set(k, v)?,
                 }
@@ -350,25 +351,21 @@ fn unpack_full(lua: &Lua, s: &mlua::LuaString, nargs: usize, limit: i64, offset:
     Ok(MultiValue::from_vec(out))
 }
 
-fn check_str(lua: &Lua, args: &MultiValue, fname: &str) -> LibResult<mlua::LuaString> {
-    super::util::check_string(lua, args, 1, fname)
-}
-
 fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
-    let s = check_str(lua, &args, "unpack")?;
+    let s = check_string(lua, &args, 1)?;
     unpack_full(lua, &s, args.len(), 0, 0)
 }
 
 fn unpack_one(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
-    let offset = opt_integer(lua, &args, 2, "unpack_one", 0)?;
-    let s = check_str(lua, &args, "unpack_one")?;
+    let offset = opt_integer(lua, &args, 2, 0)?;
+    let s = check_string(lua, &args, 1)?;
     unpack_full(lua, &s, 1, 1, offset)
 }
 
 fn unpack_limit(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
-    let limit = check_integer(lua, &args, 2, "unpack_limit")?;
-    let offset = opt_integer(lua, &args, 3, "unpack_limit", 0)?;
-    let s = check_str(lua, &args, "unpack_limit")?;
+    let limit = check_integer(lua, &args, 2)?;
+    let offset = opt_integer(lua, &args, 3, 0)?;
+    let s = check_string(lua, &args, 1)?;
     unpack_full(lua, &s, 1, limit, offset)
 }
 

@@ -4,9 +4,11 @@
 //! Ierusalimschy's struct library). Behaviour, including error texts and C
 //! numeric quirks, follows redis-server 7.0.15; see `tests.rs`.
 //!
-//! Errors are raised as plain Lua strings (what `pcall` returns in Redis)
-//! through small Lua trampolines compiled with chunk name
-//! [`util::TRAMPOLINE_SOURCE`].
+//! Each library function is a Lua C function (a C closure around an mlua
+//! callback, or plain C API code for `bit`), so errors are raised from a C
+//! frame exactly as the C libraries raise them: plain string values, with
+//! the calling script's `user_script:N:` position and Lua's own function
+//! name resolution.
 
 mod bit;
 mod cjson;
@@ -22,17 +24,15 @@ use std::rc::Rc;
 
 use mlua::Lua;
 
-pub use util::TRAMPOLINE_SOURCE;
-
 /// Installs the globals `cjson`, `cmsgpack`, `bit` and `struct` in `lua`.
 /// (Redis 7.0 scripts have no `package`, so nothing goes in
 /// `package.loaded`.) Call before sandboxing the globals table.
 pub fn open_all(lua: &Lua) -> mlua::Result<()> {
-    let w = Rc::new(util::Wrapper::new(lua)?);
+    let w = Rc::new(util::Wrapper);
     let g = lua.globals();
     g.raw_set("cjson", cjson::module(lua, &w)?)?;
     g.raw_set("cmsgpack", cmsgpack::module(lua, &w)?)?;
-    g.raw_set("bit", bit::module(lua, &w)?)?;
+    g.raw_set("bit", bit::module(lua)?)?;
     g.raw_set("struct", structlib::module(lua, &w)?)?;
     Ok(())
 }

@@ -79,7 +79,7 @@ fn gettoalign(len: usize, h: &Header, opt: u8, size: usize) -> usize {
 }
 
 /// Endianness / alignment / space options; anything else is invalid.
-fn controloptions(opt: u8, fmt: &[u8], i: &mut usize, h: &mut Header, fname: &str) -> LibResult<()> {
+fn controloptions(opt: u8, fmt: &[u8], i: &mut usize, h: &mut Header) -> LibResult<()> {
     match opt {
         b' ' => {}
         b'>' => h.little = false,
@@ -93,7 +93,7 @@ fn controloptions(opt: u8, fmt: &[u8], i: &mut usize, h: &mut Header, fname: &st
         }
         _ => {
             let c = char::from(opt);
-            return Err(bad_arg(1, fname, &format!("invalid format option '{c}'")));
+            return Err(bad_arg(1, &format!("invalid format option '{c}'")));
         }
     }
     Ok(())
@@ -114,7 +114,7 @@ fn put_integer(out: &mut Vec<u8>, n: f64, little: bool, size: usize) {
 }
 
 fn pack(lua: &Lua, mut args: MultiValue) -> LibResult<MultiValue> {
-    let fmt = format_bytes(&check_string(lua, &args, 1, "pack")?);
+    let fmt = format_bytes(&check_string(lua, &args, 1)?);
     // The C code pushes a nil after the arguments, so the first missing one
     // is reported as "got nil".
     args.push_back(Value::Nil);
@@ -130,23 +130,23 @@ fn pack(lua: &Lua, mut args: MultiValue) -> LibResult<MultiValue> {
         out.resize(out.len() + toalign, 0);
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
-                let n = check_number(lua, &args, arg, "pack")?;
+                let n = check_number(lua, &args, arg)?;
                 arg += 1;
                 put_integer(&mut out, n, h.little, size);
             }
             b'x' => out.push(0),
             b'f' => {
-                let f = check_number(lua, &args, arg, "pack")? as f32;
+                let f = check_number(lua, &args, arg)? as f32;
                 arg += 1;
                 out.extend_from_slice(&if h.little { f.to_le_bytes() } else { f.to_be_bytes() });
             }
             b'd' => {
-                let d = check_number(lua, &args, arg, "pack")?;
+                let d = check_number(lua, &args, arg)?;
                 arg += 1;
                 out.extend_from_slice(&if h.little { d.to_le_bytes() } else { d.to_be_bytes() });
             }
             b'c' | b's' => {
-                let s = check_string(lua, &args, arg, "pack")?;
+                let s = check_string(lua, &args, arg)?;
                 arg += 1;
                 let s = s.as_bytes();
                 if size == 0 {
@@ -154,14 +154,14 @@ fn pack(lua: &Lua, mut args: MultiValue) -> LibResult<MultiValue> {
                 }
                 if s.len() < size {
                     // The C code reports the index after the string's.
-                    return Err(bad_arg(arg, "pack", "string too short"));
+                    return Err(bad_arg(arg, "string too short"));
                 }
                 out.extend_from_slice(&s[..size]);
                 if opt == b's' {
                     out.push(0);
                 }
             }
-            _ => controloptions(opt, &fmt, &mut i, &mut h, "pack")?,
+            _ => controloptions(opt, &fmt, &mut i, &mut h)?,
         }
     }
     ret1(Value::String(lua.create_string(&out)?))
@@ -190,18 +190,18 @@ fn check_room(pos: usize, size: usize, ld: usize) -> LibResult<()> {
     if size <= ld && pos <= ld - size {
         Ok(())
     } else {
-        Err(bad_arg(2, "unpack", "data string too short"))
+        Err(bad_arg(2, "data string too short"))
     }
 }
 
 fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
-    let fmt = format_bytes(&check_string(lua, &args, 1, "unpack")?);
-    let data_s = check_string(lua, &args, 2, "unpack")?;
+    let fmt = format_bytes(&check_string(lua, &args, 1)?);
+    let data_s = check_string(lua, &args, 2)?;
     let data = data_s.as_bytes();
     let ld = data.len();
-    let mut pos = opt_integer(lua, &args, 3, "unpack", 1)? as u64 as usize;
+    let mut pos = opt_integer(lua, &args, 3, 1)? as u64 as usize;
     if pos == 0 {
-        return Err(bad_arg(3, "unpack", "offset must be 1 or greater"));
+        return Err(bad_arg(3, "offset must be 1 or greater"));
     }
     pos -= 1;
     let nargs = args.len();
@@ -256,7 +256,7 @@ fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
                 size = len + 1;
                 res.push(Value::String(lua.create_string(&data[pos..pos + len])?));
             }
-            _ => controloptions(opt, &fmt, &mut i, &mut h, "unpack")?,
+            _ => controloptions(opt, &fmt, &mut i, &mut h)?,
         }
         pos = pos.wrapping_add(size);
     }
@@ -265,7 +265,7 @@ fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
 }
 
 fn size(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
-    let fmt = format_bytes(&check_string(lua, &args, 1, "size")?);
+    let fmt = format_bytes(&check_string(lua, &args, 1)?);
     let mut h = Header::new();
     let mut pos: usize = 0;
     let mut i = 0;
@@ -275,13 +275,13 @@ fn size(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
         let size = optsize(opt, &fmt, &mut i)?;
         pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
         if opt == b's' {
-            return Err(bad_arg(1, "size", "option 's' has no fixed size"));
+            return Err(bad_arg(1, "option 's' has no fixed size"));
         } else if opt == b'c' && size == 0 {
-            return Err(bad_arg(1, "size", "option 'c0' has no fixed size"));
+            return Err(bad_arg(1, "option 'c0' has no fixed size"));
         }
         // Unknown letters and digits are skipped here, unlike pack/unpack.
         if !opt.is_ascii_alphanumeric() {
-            controloptions(opt, &fmt, &mut i, &mut h, "size")?;
+            controloptions(opt, &fmt, &mut i, &mut h)?;
         }
         pos = pos.wrapping_add(size);
     }

@@ -3,13 +3,21 @@
 //! with their exact messages), C-style numeric conversions the C libraries
 //! rely on, and a `%.Ng` formatter.
 
-use mlua::{Function, LightUserData, Lua, MultiValue, Value};
+use std::os::raw::c_int;
+
+use mlua::{ffi, Function, LightUserData, Lua, MultiValue, Value};
 
 /// Why a library function failed.
 pub(crate) enum LibErr {
-    /// A Lua error whose value is this plain string, as `luaL_error` raises
-    /// from a C function (no position prefix).
+    /// `luaL_error(msg)`: the message gets the caller's position prefix
+    /// (`user_script:1: `) when a Lua function called the library.
     Msg(String),
+    /// `luaL_argerror(narg, msg)`: "bad argument #narg to 'name' (msg)",
+    /// with the name Lua's debug info gives the called function.
+    Arg(usize, String),
+    /// An error raised by the Lua core inside the C function (e.g. "table
+    /// index is nil"): no position prefix.
+    Raw(String),
     /// An error from mlua itself (e.g. out of memory), passed through as is.
     Lua(mlua::Error),
 }
@@ -23,41 +31,35 @@ impl From<mlua::Error> for LibErr {
 /// Result of a library function body.
 pub(crate) type LibResult<T> = Result<T, LibErr>;
 
-/// Shorthand for a string error.
+/// Shorthand for a `luaL_error` error.
 #[cold]
 #[inline(never)]
 pub(crate) fn err<T>(msg: impl Into<String>) -> LibResult<T> {
     Err(LibErr::Msg(msg.into()))
 }
 
-/// `luaL_argerror`: "bad argument #N to 'f' (msg)".
+/// `luaL_argerror`.
 #[cold]
 #[inline(never)]
-pub(crate) fn bad_arg(idx: usize, fname: &str, msg: &str) -> LibErr {
-    LibErr::Msg(format!("bad argument #{idx} to '{fname}' ({msg})"))
+pub(crate) fn bad_arg(idx: usize, msg: &str) -> LibErr {
+    LibErr::Arg(idx, msg.to_string())
 }
 
-/// Chunk name of the Lua trampolines; an EVAL error handler that looks for
-/// the calling script's line should skip frames from this source, as Redis
-/// skips the C frames of its libraries.
-pub const TRAMPOLINE_SOURCE: &str = "=volley_lualibs";
-
-/// Turns Rust closures into Lua functions that raise *string* errors.
+/// Turns Rust closures into Lua C functions that fail like the C libraries.
 ///
-/// mlua raises callback errors as userdata, so `pcall(cjson.decode, "x")`
-/// would hand scripts a userdata instead of Redis's message string. Each
-/// Rust body therefore returns a private sentinel followed by the message,
-/// and a tiny Lua wrapper turns that into `error(msg, 0)` (level 0: no
-/// position, exactly like `luaL_error` called from a C function).
+/// mlua raises callback errors as userdata (so `pcall` would hand scripts a
+/// userdata), and from a Rust closure we cannot raise a Lua error directly.
+/// So each library function is a small C closure ([`trampoline`]) around
+/// the mlua callback: the callback reports a failure by returning a private
+/// sentinel, and the trampoline raises it with `luaL_error` /
+/// `luaL_argerror` / `lua_error` from a C frame, exactly as the C libraries
+/// do: same message, same `user_script:1:` position prefix, same function
+/// name resolution ('?' under pcall).
 ///
-/// The wrapper also lifts a limit: an mlua callback can return a few values
-/// fewer than a C function (it keeps its arguments on the stack), so long
-/// result lists come back as a table that the wrapper expands in Lua.
-pub(crate) struct Wrapper {
-    factory: Function,
-    err: Value,
-    many: Value,
-}
+/// The callback also returns long result lists as a table (an mlua callback
+/// gets a few stack slots fewer than a C function), which the trampoline
+/// spreads onto its own stack.
+pub(crate) struct Wrapper;
 
 /// Unique addresses for the sentinels (never dereferenced).
 static ERR_SENTINEL: u8 = 0;
@@ -65,60 +67,100 @@ static MANY_SENTINEL: u8 = 0;
 
 /// Result lists longer than this travel as a table (`MANY, t, n`).
 const MANY_THRESHOLD: usize = 4000;
+/// Error kinds after the ERR sentinel (non-negative: luaL_argerror's narg).
+const KIND_WHERE: f64 = -1.0;
+const KIND_RAW: f64 = -2.0;
 
 fn sentinel(p: &'static u8) -> Value {
     Value::LightUserData(LightUserData(std::ptr::from_ref(p) as *mut _))
 }
 
-impl Wrapper {
-    /// Compiles the trampoline factory in `lua`.
-    pub(crate) fn new(lua: &Lua) -> mlua::Result<Wrapper> {
-        let (err, many) = (sentinel(&ERR_SENTINEL), sentinel(&MANY_SENTINEL));
-        // `tail` returns t[i..n]: C `unpack` for the last few thousand
-        // values (it too is capped by the C stack), one recursion per extra.
-        let src = "local ERR, MANY, error, select, unpack = ...\n\
-            local function tail(t, i, n)\n\
-              if n - i < 4000 then return unpack(t, i, n) end\n\
-              return t[i], tail(t, i + 1, n)\n\
-            end\n\
-            local function ret(...)\n\
-              local first = ...\n\
-              if first == ERR then error((select(2, ...)), 0) end\n\
-              if first == MANY then local _, t, n = ... return tail(t, 1, n) end\n\
-              return ...\n\
-            end\n\
-            return function(raw) return function(...) return ret(raw(...)) end end";
-        let g = lua.globals();
-        let factory: Function = lua.load(src).set_name(TRAMPOLINE_SOURCE).call((
-            err.clone(),
-            many.clone(),
-            g.raw_get::<Function>("error")?,
-            g.raw_get::<Function>("select")?,
-            g.raw_get::<Function>("unpack")?,
-        ))?;
-        Ok(Wrapper { factory, err, many })
+/// The C closure around a library callback (upvalue 1).
+///
+/// # Safety
+/// Called by Lua with its running state. Errors longjmp out of this frame,
+/// which holds nothing that needs dropping at those points.
+unsafe extern "C-unwind" fn trampoline(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: `l` is the running state; every index used below exists (the
+    // callback's result layout is fixed by `Wrapper::function`), and the
+    // error calls do not return.
+    unsafe {
+        let nargs = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, nargs, ffi::LUA_MULTRET);
+        let n = ffi::lua_gettop(l);
+        if n == 0 || ffi::lua_type(l, 1) != ffi::LUA_TLIGHTUSERDATA {
+            return n;
+        }
+        let p = ffi::lua_touserdata(l, 1) as *const u8;
+        if p == std::ptr::from_ref(&ERR_SENTINEL) {
+            let kind = ffi::lua_tonumber(l, 2);
+            ffi::lua_settop(l, 3);
+            if kind == KIND_RAW {
+                ffi::lua_error(l);
+            } else if kind == KIND_WHERE {
+                ffi::luaL_where(l, 1);
+                ffi::lua_insert(l, 3);
+                ffi::lua_concat(l, 2);
+                ffi::lua_error(l);
+            }
+            ffi::luaL_argerror(l, kind as c_int, ffi::lua_tolstring(l, 3, std::ptr::null_mut()));
+        }
+        if p == std::ptr::from_ref(&MANY_SENTINEL) {
+            // Keep only the table (slot 1) so all 8000 C stack slots but
+            // one are free, as many as the C libraries had for results.
+            let count = ffi::lua_tonumber(l, 3) as c_int;
+            ffi::lua_settop(l, 2);
+            ffi::lua_replace(l, 1);
+            // Plain lua_checkstack: mlua-sys's 5.1 luaL_checkstack adds
+            // LUA_MINSTACK to the request, which C Lua's does not.
+            if ffi::lua_checkstack(l, count) == 0 {
+                ffi::luaL_error(l, c"stack overflow (too many results)".as_ptr());
+            }
+            for i in 1..=count {
+                ffi::lua_rawgeti(l, 1, ffi::lua_Integer::from(i));
+            }
+            return count;
+        }
+        n
     }
+}
 
-    /// Wraps `f` as a Lua function.
+impl Wrapper {
+    /// Wraps `f` as a Lua function (a C closure over an mlua callback).
     pub(crate) fn function<F>(&self, lua: &Lua, f: F) -> mlua::Result<Function>
     where
         F: Fn(&Lua, MultiValue) -> LibResult<MultiValue> + 'static,
     {
-        let (err, many) = (self.err.clone(), self.many.clone());
-        let raw = lua.create_function(move |lua, args: MultiValue| match f(lua, args) {
-            Ok(v) if v.len() > MANY_THRESHOLD => {
-                let n = v.len();
-                let t = lua.create_table_with_capacity(n, 0)?;
-                for (i, x) in v.into_iter().enumerate() {
-                    t.raw_set(i + 1, x)?;
+        let raw = lua.create_function(move |lua, args: MultiValue| {
+            let fail = |kind: f64, msg: String| -> mlua::Result<MultiValue> {
+                let msg = Value::String(lua.create_string(msg)?);
+                Ok(MultiValue::from_vec(vec![sentinel(&ERR_SENTINEL), Value::Number(kind), msg]))
+            };
+            match f(lua, args) {
+                Ok(v) if v.len() > MANY_THRESHOLD => {
+                    let n = v.len();
+                    let t = lua.create_table_with_capacity(n, 0)?;
+                    for (i, x) in v.into_iter().enumerate() {
+                        t.raw_set(i + 1, x)?;
+                    }
+                    Ok(MultiValue::from_vec(vec![sentinel(&MANY_SENTINEL), Value::Table(t), Value::Number(n as f64)]))
                 }
-                Ok(MultiValue::from_vec(vec![many.clone(), Value::Table(t), Value::Number(n as f64)]))
+                Ok(v) => Ok(v),
+                Err(LibErr::Msg(m)) => fail(KIND_WHERE, m),
+                Err(LibErr::Raw(m)) => fail(KIND_RAW, m),
+                Err(LibErr::Arg(narg, m)) => fail(narg as f64, m),
+                Err(LibErr::Lua(e)) => Err(e),
             }
-            Ok(v) => Ok(v),
-            Err(LibErr::Msg(m)) => Ok(MultiValue::from_vec(vec![err.clone(), Value::String(lua.create_string(m)?)])),
-            Err(LibErr::Lua(e)) => Err(e),
         })?;
-        self.factory.call(raw)
+        // SAFETY: the closure only pushes a C closure over the function
+        // argument exec_raw placed on the stack.
+        unsafe {
+            lua.exec_raw(raw, |l| {
+                ffi::lua_pushcclosure(l, trampoline, 1);
+            })
+        }
     }
 }
 
@@ -150,8 +192,8 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn type_error(args: &MultiValue, idx: usize, fname: &str, expected: &str) -> LibErr {
-    bad_arg(idx, fname, &format!("{expected} expected, got {}", arg_type_name(args, idx)))
+fn type_error(args: &MultiValue, idx: usize, expected: &str) -> LibErr {
+    bad_arg(idx, &format!("{expected} expected, got {}", arg_type_name(args, idx)))
 }
 
 /// `lua_tonumber` on a value: numbers, and strings Lua can convert.
@@ -165,34 +207,34 @@ pub(crate) fn to_number(lua: &Lua, v: &Value) -> LibResult<Option<f64>> {
 }
 
 /// `luaL_checknumber`.
-pub(crate) fn check_number(lua: &Lua, args: &MultiValue, idx: usize, fname: &str) -> LibResult<f64> {
+pub(crate) fn check_number(lua: &Lua, args: &MultiValue, idx: usize) -> LibResult<f64> {
     match args.get(idx - 1) {
-        Some(v) => to_number(lua, v)?.ok_or_else(|| type_error(args, idx, fname, "number")),
-        None => Err(type_error(args, idx, fname, "number")),
+        Some(v) => to_number(lua, v)?.ok_or_else(|| type_error(args, idx, "number")),
+        None => Err(type_error(args, idx, "number")),
     }
 }
 
 /// `luaL_checkinteger` (Lua 5.1: a number truncated like a C cast).
-pub(crate) fn check_integer(lua: &Lua, args: &MultiValue, idx: usize, fname: &str) -> LibResult<i64> {
-    check_number(lua, args, idx, fname).map(c_i64)
+pub(crate) fn check_integer(lua: &Lua, args: &MultiValue, idx: usize) -> LibResult<i64> {
+    check_number(lua, args, idx).map(c_i64)
 }
 
 /// `luaL_optinteger`: `default` when the argument is absent or nil.
-pub(crate) fn opt_integer(lua: &Lua, args: &MultiValue, idx: usize, fname: &str, default: i64) -> LibResult<i64> {
+pub(crate) fn opt_integer(lua: &Lua, args: &MultiValue, idx: usize, default: i64) -> LibResult<i64> {
     match args.get(idx - 1) {
         None | Some(Value::Nil) => Ok(default),
-        Some(_) => check_integer(lua, args, idx, fname),
+        Some(_) => check_integer(lua, args, idx),
     }
 }
 
 /// `luaL_checklstring`: strings, and numbers converted as Lua does (`%.14g`).
-pub(crate) fn check_string(lua: &Lua, args: &MultiValue, idx: usize, fname: &str) -> LibResult<mlua::LuaString> {
+pub(crate) fn check_string(lua: &Lua, args: &MultiValue, idx: usize) -> LibResult<mlua::LuaString> {
     match args.get(idx - 1) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(v @ (Value::Integer(_) | Value::Number(_))) => {
-            lua.coerce_string(v.clone())?.ok_or_else(|| type_error(args, idx, fname, "string"))
+            lua.coerce_string(v.clone())?.ok_or_else(|| type_error(args, idx, "string"))
         }
-        _ => Err(type_error(args, idx, fname, "string")),
+        _ => Err(type_error(args, idx, "string")),
     }
 }
 

@@ -3,8 +3,8 @@
 //! stock redis-server 7.0.15, i.e. the equivalent of
 //! `redis-cli -p PORT eval "$PRELUDE <snippet>" 0` with PRELUDE as in
 //! `super::PRELUDE`. Integers are Redis's integer replies, `(nil)` a nil
-//! reply, and errors are reduced to `ERR <message>` (the `user_script:1:`
-//! prefix and ` script: <sha>` suffix Redis adds are dropped).
+//! reply, and errors are `ERR <Lua error message>` (Redis's ` script: <sha>,
+//! on @user_script:1.` suffix dropped).
 
 pub(super) const CASES: &[(&[u8], &[u8])] = &[
     (b"local x=0.3333333333333333 return J(bit.tobit(x), bit.tohex(x, -8), hex(cmsgpack.pack(x)), cjson.encode(x), hex(struct.pack('>l<i3>Hdf', x, x, x, x, x)), J(struct.unpack('<d', struct.pack('<d', x))), J(cmsgpack.unpack(cmsgpack.pack(x))), tostring(cjson.decode(cjson.encode(x))))", b"0,00000000,cb3fd5555555555555,0.33333333333333,000000000000000000000000003fd55555555555553eaaaaab,0.33333333333333,9,0.33333333333333,0.33333333333333"),

@@ -39,7 +39,8 @@ fn message(e: &mlua::Error) -> String {
 fn run(lua: &Lua, snippet: &[u8]) -> Vec<u8> {
     let mut code = PRELUDE.as_bytes().to_vec();
     code.extend_from_slice(snippet);
-    match lua.load(&code[..]).eval::<Value>() {
+    // Redis names EVAL chunks "@user_script"; error positions show it.
+    match lua.load(&code[..]).set_name("@user_script").eval::<Value>() {
         Ok(Value::String(s)) => s.as_bytes().to_vec(),
         Ok(Value::Integer(i)) => i.to_string().into_bytes(),
         // Redis turns a Lua number into an integer reply with a C cast.
@@ -139,7 +140,8 @@ fn deep_nesting_on_small_stack_errors_cleanly() {
         ];
         for (code, want) in cases {
             let got = run(&lua, code.as_bytes());
-            assert!(got.starts_with(format!("ERR {want}").as_bytes()), "{code}: {}", String::from_utf8_lossy(&got));
+            let got = String::from_utf8_lossy(&got);
+            assert!(got.starts_with(&format!("ERR user_script:1: {want}")), "{code}: {got}");
         }
     };
     std::thread::Builder::new().stack_size(1 << 20).spawn(run).unwrap().join().unwrap();
