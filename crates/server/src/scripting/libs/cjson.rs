@@ -9,7 +9,8 @@ use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 use super::cjson_decode;
 use super::util::{
-    bad_arg, c_i32, c_i64, check_number, err, fmt_g, ret1, stack_exhausted, type_name, LibResult, Wrapper, MAX_C_STACK,
+    bad_arg, c_i32, c_i64, check_number, err, fmt_g, lib_function, ret1, stack_exhausted, type_name, LibResult,
+    MAX_C_STACK,
 };
 
 /// One cjson instance's settings (lua-cjson's `json_config_t`).
@@ -100,11 +101,11 @@ fn int_option(lua: &Lua, args: &MultiValue, idx: usize, setting: &mut i32, min: 
 const BOOL_OPTS: &[&str] = &["off", "on"];
 
 /// Registers the configuration functions on `t`.
-fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Result<()> {
+fn config_functions(lua: &Lua, t: &Table, cfg: &Cfg) -> mlua::Result<()> {
     let c = cfg.clone();
     t.raw_set(
         "encode_sparse_array",
-        w.function(lua, move |lua, args| {
+        lib_function(lua, move |lua, args| {
             max_args(&args, 3)?;
             let mut k = c.get();
             let mut conv = u8::from(k.sparse_convert);
@@ -126,7 +127,7 @@ fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Resul
     ];
     for (name, field, min, max) in ints {
         let c = cfg.clone();
-        let f = w.function(lua, move |lua, args| {
+        let f = lib_function(lua, move |lua, args| {
             max_args(&args, 1)?;
             let mut k = c.get();
             let v = int_option(lua, &args, 1, field(&mut k), min, max)?;
@@ -144,7 +145,7 @@ fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Resul
     ];
     for (name, get, store) in enums {
         let c = cfg.clone();
-        let f = w.function(lua, move |lua, args| {
+        let f = lib_function(lua, move |lua, args| {
             max_args(&args, 1)?;
             let mut k = c.get();
             let (mut v, opts) = get(&mut k);
@@ -160,13 +161,13 @@ fn config_functions(lua: &Lua, w: &Wrapper, t: &Table, cfg: &Cfg) -> mlua::Resul
 
 /// Builds a cjson module table with fresh default settings (`cjson` itself
 /// and every `cjson.new()`).
-pub(crate) fn module(lua: &Lua, w: &Rc<Wrapper>) -> mlua::Result<Table> {
+pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
     let cfg: Cfg = Rc::new(Cell::new(Config::default()));
     let t = lua.create_table()?;
     let c = cfg.clone();
     t.raw_set(
         "encode",
-        w.function(lua, move |lua, args| {
+        lib_function(lua, move |lua, args| {
             if args.len() != 1 {
                 return Err(bad_arg(1, "expected 1 argument"));
             }
@@ -176,10 +177,9 @@ pub(crate) fn module(lua: &Lua, w: &Rc<Wrapper>) -> mlua::Result<Table> {
         })?,
     )?;
     let c = cfg.clone();
-    t.raw_set("decode", w.function(lua, move |lua, args| cjson_decode::decode(lua, &c.get(), &args))?)?;
-    let w2 = w.clone();
-    t.raw_set("new", w.function(lua, move |lua, _| ret1(Value::Table(module(lua, &w2)?)))?)?;
-    config_functions(lua, w, &t, &cfg)?;
+    t.raw_set("decode", lib_function(lua, move |lua, args| cjson_decode::decode(lua, &c.get(), &args))?)?;
+    t.raw_set("new", lib_function(lua, |lua, _| ret1(Value::Table(module(lua)?)))?)?;
+    config_functions(lua, &t, &cfg)?;
     t.raw_set("null", null())?;
     t.raw_set("_NAME", "cjson")?;
     t.raw_set("_VERSION", "2.1.0")?;

@@ -7,8 +7,8 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::util::{
-    bad_arg, c_i32, c_i64, check_integer, check_string, err, opt_integer, stack_exhausted, LibErr, LibResult, Wrapper,
-    MAX_C_STACK,
+    bad_arg, c_i32, c_i64, check_integer, check_string, err, lib_function, opt_integer, stack_exhausted, LibErr,
+    LibResult, MAX_C_STACK,
 };
 
 /// Tables nested this deep are encoded as nil (guards against cycles).
@@ -370,12 +370,12 @@ fn unpack_limit(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
 }
 
 /// Builds the `cmsgpack` table.
-pub(crate) fn module(lua: &Lua, w: &Wrapper) -> mlua::Result<Table> {
+pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("pack", w.function(lua, pack)?)?;
-    t.raw_set("unpack", w.function(lua, unpack)?)?;
-    t.raw_set("unpack_one", w.function(lua, unpack_one)?)?;
-    t.raw_set("unpack_limit", w.function(lua, unpack_limit)?)?;
+    t.raw_set("pack", lib_function(lua, pack)?)?;
+    t.raw_set("unpack", lib_function(lua, unpack)?)?;
+    t.raw_set("unpack_one", lib_function(lua, unpack_one)?)?;
+    t.raw_set("unpack_limit", lib_function(lua, unpack_limit)?)?;
     t.raw_set("_NAME", "cmsgpack")?;
     t.raw_set("_VERSION", "lua-cmsgpack 0.4.0")?;
     t.raw_set("_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo")?;

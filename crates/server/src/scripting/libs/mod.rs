@@ -20,19 +20,16 @@ mod util;
 #[cfg(test)]
 mod tests;
 
-use std::rc::Rc;
-
 use mlua::Lua;
 
 /// Installs the globals `cjson`, `cmsgpack`, `bit` and `struct` in `lua`.
 /// (Redis 7.0 scripts have no `package`, so nothing goes in
 /// `package.loaded`.) Call before sandboxing the globals table.
 pub fn open_all(lua: &Lua) -> mlua::Result<()> {
-    let w = Rc::new(util::Wrapper);
     let g = lua.globals();
-    g.raw_set("cjson", cjson::module(lua, &w)?)?;
-    g.raw_set("cmsgpack", cmsgpack::module(lua, &w)?)?;
+    g.raw_set("cjson", cjson::module(lua)?)?;
+    g.raw_set("cmsgpack", cmsgpack::module(lua)?)?;
     g.raw_set("bit", bit::module(lua)?)?;
-    g.raw_set("struct", structlib::module(lua, &w)?)?;
+    g.raw_set("struct", structlib::module(lua)?)?;
     Ok(())
 }

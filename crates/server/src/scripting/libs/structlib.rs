@@ -5,7 +5,7 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::util::{
-    bad_arg, c_i64, c_u64, check_number, check_string, err, opt_integer, ret1, to_number, LibResult, Wrapper,
+    bad_arg, c_i64, c_u64, check_number, check_string, err, lib_function, opt_integer, ret1, to_number, LibResult,
     MAX_C_STACK,
 };
 
@@ -289,10 +289,10 @@ fn size(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
 }
 
 /// Builds the `struct` table.
-pub(crate) fn module(lua: &Lua, w: &Wrapper) -> mlua::Result<Table> {
+pub(crate) fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("pack", w.function(lua, pack)?)?;
-    t.raw_set("unpack", w.function(lua, unpack)?)?;
-    t.raw_set("size", w.function(lua, size)?)?;
+    t.raw_set("pack", lib_function(lua, pack)?)?;
+    t.raw_set("unpack", lib_function(lua, unpack)?)?;
+    t.raw_set("size", lib_function(lua, size)?)?;
     Ok(t)
 }

@@ -45,21 +45,20 @@ pub(crate) fn bad_arg(idx: usize, msg: &str) -> LibErr {
     LibErr::Arg(idx, msg.to_string())
 }
 
-/// Turns Rust closures into Lua C functions that fail like the C libraries.
-///
-/// mlua raises callback errors as userdata (so `pcall` would hand scripts a
-/// userdata), and from a Rust closure we cannot raise a Lua error directly.
-/// So each library function is a small C closure ([`trampoline`]) around
-/// the mlua callback: the callback reports a failure by returning a private
-/// sentinel, and the trampoline raises it with `luaL_error` /
-/// `luaL_argerror` / `lua_error` from a C frame, exactly as the C libraries
-/// do: same message, same `user_script:1:` position prefix, same function
-/// name resolution ('?' under pcall).
-///
-/// The callback also returns long result lists as a table (an mlua callback
-/// gets a few stack slots fewer than a C function), which the trampoline
-/// spreads onto its own stack.
-pub(crate) struct Wrapper;
+// Turns Rust closures into Lua C functions that fail like the C libraries.
+//
+// mlua raises callback errors as userdata (so `pcall` would hand scripts a
+// userdata), and from a Rust closure we cannot raise a Lua error directly.
+// So each library function is a small C closure ([`trampoline`]) around
+// the mlua callback: the callback reports a failure by returning a private
+// sentinel, and the trampoline raises it with `luaL_error` /
+// `luaL_argerror` / `lua_error` from a C frame, exactly as the C libraries
+// do: same message, same `user_script:1:` position prefix, same function
+// name resolution ('?' under pcall).
+//
+// The callback also returns long result lists as a table (an mlua callback
+// gets a few stack slots fewer than a C function), which the trampoline
+// spreads onto its own stack.
 
 /// Unique addresses for the sentinels (never dereferenced).
 static ERR_SENTINEL: u8 = 0;
@@ -82,7 +81,7 @@ fn sentinel(p: &'static u8) -> Value {
 /// which holds nothing that needs dropping at those points.
 unsafe extern "C-unwind" fn trampoline(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: `l` is the running state; every index used below exists (the
-    // callback's result layout is fixed by `Wrapper::function`), and the
+    // callback's result layout is fixed by `lib_function`), and the
     // error calls do not return.
     unsafe {
         let nargs = ffi::lua_gettop(l);
@@ -127,40 +126,39 @@ unsafe extern "C-unwind" fn trampoline(l: *mut ffi::lua_State) -> c_int {
     }
 }
 
-impl Wrapper {
-    /// Wraps `f` as a Lua function (a C closure over an mlua callback).
-    pub(crate) fn function<F>(&self, lua: &Lua, f: F) -> mlua::Result<Function>
-    where
-        F: Fn(&Lua, MultiValue) -> LibResult<MultiValue> + 'static,
-    {
-        let raw = lua.create_function(move |lua, args: MultiValue| {
-            let fail = |kind: f64, msg: String| -> mlua::Result<MultiValue> {
-                let msg = Value::String(lua.create_string(msg)?);
-                Ok(MultiValue::from_vec(vec![sentinel(&ERR_SENTINEL), Value::Number(kind), msg]))
-            };
-            match f(lua, args) {
-                Ok(v) if v.len() > MANY_THRESHOLD => {
-                    let n = v.len();
-                    let t = lua.create_table_with_capacity(n, 0)?;
-                    for (i, x) in v.into_iter().enumerate() {
-                        t.raw_set(i + 1, x)?;
-                    }
-                    Ok(MultiValue::from_vec(vec![sentinel(&MANY_SENTINEL), Value::Table(t), Value::Number(n as f64)]))
+/// Wraps `f` as a library function: a C closure ([`trampoline`]) over an
+/// mlua callback running `f`.
+pub(crate) fn lib_function<F>(lua: &Lua, f: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> LibResult<MultiValue> + 'static,
+{
+    let raw = lua.create_function(move |lua, args: MultiValue| {
+        let fail = |kind: f64, msg: String| -> mlua::Result<MultiValue> {
+            let msg = Value::String(lua.create_string(msg)?);
+            Ok(MultiValue::from_vec(vec![sentinel(&ERR_SENTINEL), Value::Number(kind), msg]))
+        };
+        match f(lua, args) {
+            Ok(v) if v.len() > MANY_THRESHOLD => {
+                let n = v.len();
+                let t = lua.create_table_with_capacity(n, 0)?;
+                for (i, x) in v.into_iter().enumerate() {
+                    t.raw_set(i + 1, x)?;
                 }
-                Ok(v) => Ok(v),
-                Err(LibErr::Msg(m)) => fail(KIND_WHERE, m),
-                Err(LibErr::Raw(m)) => fail(KIND_RAW, m),
-                Err(LibErr::Arg(narg, m)) => fail(narg as f64, m),
-                Err(LibErr::Lua(e)) => Err(e),
+                Ok(MultiValue::from_vec(vec![sentinel(&MANY_SENTINEL), Value::Table(t), Value::Number(n as f64)]))
             }
-        })?;
-        // SAFETY: the closure only pushes a C closure over the function
-        // argument exec_raw placed on the stack.
-        unsafe {
-            lua.exec_raw(raw, |l| {
-                ffi::lua_pushcclosure(l, trampoline, 1);
-            })
+            Ok(v) => Ok(v),
+            Err(LibErr::Msg(m)) => fail(KIND_WHERE, m),
+            Err(LibErr::Raw(m)) => fail(KIND_RAW, m),
+            Err(LibErr::Arg(narg, m)) => fail(narg as f64, m),
+            Err(LibErr::Lua(e)) => Err(e),
         }
+    })?;
+    // SAFETY: the closure only pushes a C closure over the function
+    // argument exec_raw placed on the stack.
+    unsafe {
+        lua.exec_raw(raw, |l| {
+            ffi::lua_pushcclosure(l, trampoline, 1);
+        })
     }
 }
 
