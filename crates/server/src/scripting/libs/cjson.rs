@@ -9,7 +9,7 @@ use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 use super::cjson_decode;
 use super::util::{
-    bad_arg, c_i32, c_i64, check_number, err, fmt_g, lib_function, ret1, stack_exhausted, type_name, LibResult,
+    bad_arg, c_i32, c_i64, check_number, err, fmt_g, lib_function, ret1, stack_exhausted, type_name, LibErr, LibResult,
     MAX_C_STACK,
 };
 
@@ -311,6 +311,15 @@ impl Encoder {
     }
 
     fn table(&mut self, t: &Table, depth: i32) -> LibResult<()> {
+        match self.table_body(t, depth) {
+            // mlua's handle stack (~8000 live handles) ran out: our analogue
+            // of the Lua stack limit, reached a little before Redis's.
+            Err(LibErr::Lua(mlua::Error::StackError)) => err(format!("Cannot serialise, excessive nesting ({depth})")),
+            r => r,
+        }
+    }
+
+    fn table_body(&mut self, t: &Table, depth: i32) -> LibResult<()> {
         if depth > self.cfg.encode_max_depth || self.slots + 3 > MAX_C_STACK || stack_exhausted() {
             return err(format!("Cannot serialise, excessive nesting ({depth})"));
         }
@@ -339,7 +348,8 @@ impl Encoder {
                     if !std::mem::take(&mut first) {
                         self.out.push(b',');
                     }
-                    self.member(&k, &v, depth)?;
+                    self.key(k)?; // consumed: one handle fewer while recursing
+                    self.value(&v, depth)?;
                 }
                 self.slots -= 2;
                 self.out.push(b'}');
@@ -348,28 +358,24 @@ impl Encoder {
         Ok(())
     }
 
-    fn member(&mut self, k: &Value, v: &Value, depth: i32) -> LibResult<()> {
+    /// An object member's key and colon.
+    fn key(&mut self, k: Value) -> LibResult<()> {
         match k {
-            Value::Integer(_) | Value::Number(_) => {
-                let n = if let Value::Integer(i) = k {
-                    *i as f64
-                } else if let Value::Number(n) = k {
-                    *n
-                } else {
-                    0.0
-                };
-                self.out.push(b'"');
-                self.number(n)?;
-                self.out.extend_from_slice(b"\":");
-            }
+            Value::Integer(i) => self.number_key(i as f64),
+            Value::Number(n) => self.number_key(n),
             Value::String(s) => {
                 self.string(&s.as_bytes());
                 self.out.push(b':');
+                Ok(())
             }
-            other => {
-                return err(format!("Cannot serialise {}: table key must be a number or string", type_name(other)))
-            }
+            other => err(format!("Cannot serialise {}: table key must be a number or string", type_name(&other))),
         }
-        self.value(v, depth)
+    }
+
+    fn number_key(&mut self, n: f64) -> LibResult<()> {
+        self.out.push(b'"');
+        self.number(n)?;
+        self.out.extend_from_slice(b"\":");
+        Ok(())
     }
 }

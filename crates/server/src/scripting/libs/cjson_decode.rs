@@ -247,6 +247,11 @@ impl Parser<'_> {
         if self.depth <= self.cfg.decode_max_depth && self.slots + need <= MAX_C_STACK && !stack_exhausted() {
             return Ok(());
         }
+        self.too_deep()
+    }
+
+    #[cold]
+    fn too_deep<T>(&self) -> LibResult<T> {
         err(format!("Found too many nested data structures ({}) at character {}", self.depth, self.pos))
     }
 
@@ -256,8 +261,15 @@ impl Parser<'_> {
             Tok::Num(n) => Value::Number(n),
             Tok::Bool(b) => Value::Boolean(b),
             Tok::Null => null(),
-            Tok::ObjBegin => self.object()?,
-            Tok::ArrBegin => self.array()?,
+            Tok::ObjBegin | Tok::ArrBegin => {
+                let r = if matches!(tok, Tok::ObjBegin) { self.object() } else { self.array() };
+                match r {
+                    // mlua's handle stack (~8000 live handles) ran out: our
+                    // analogue of the Lua stack limit in the same place.
+                    Err(LibErr::Lua(mlua::Error::StackError)) => return self.too_deep(),
+                    r => r?,
+                }
+            }
             other => return parse_error("value", &other, at),
         })
     }

@@ -8,7 +8,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 use super::util::{
     bad_arg, c_i32, c_i64, check_integer, check_string, err, lib_function, opt_integer, stack_exhausted, LibErr,
-    LibResult, MAX_C_STACK,
+    LibResult, Results, MAX_C_STACK,
 };
 
 /// Tables nested this deep are encoded as nil (guards against cycles).
@@ -327,14 +327,14 @@ fn unpack_full(lua: &Lua, s: &mlua::LuaString, nargs: usize, limit: i64, offset:
     let decode_all = limit == 0 && offset == 0;
     let limit = if decode_all { i64::from(i32::MAX) } else { limit };
     let mut cur = Cursor { lua, data: &data, pos: offset as usize, slots: nargs };
-    let mut out: Vec<Value> = Vec::new();
+    let mut out = Results::new(lua);
     if !decode_all {
-        out.push(Value::Nil); // the offset, filled in below
+        out.push(Value::Nil)?; // the offset, filled in below
     }
     let mut cnt = 0i64;
     while cur.pos < len && cnt < limit {
         match cur.value() {
-            Ok(v) => out.push(v),
+            Ok(v) => out.push(v)?,
             Err(DecodeErr::Eof) => return err("Missing bytes in input."),
             Err(DecodeErr::BadFormat) => return err("Bad data format in input."),
             Err(DecodeErr::Lua(e)) => return Err(e),
@@ -346,9 +346,9 @@ fn unpack_full(lua: &Lua, s: &mlua::LuaString, nargs: usize, limit: i64, offset:
         if cur.slots + 1 > MAX_C_STACK {
             return err("stack overflow (in function mp_unpack_full)");
         }
-        out[0] = Value::Number(if cur.pos == len { -1.0 } else { cur.pos as f64 });
+        out.set(1, Value::Number(if cur.pos == len { -1.0 } else { cur.pos as f64 }))?;
     }
-    Ok(MultiValue::from_vec(out))
+    Ok(out.finish())
 }
 
 fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {

@@ -6,7 +6,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 use super::util::{
     bad_arg, c_i64, c_u64, check_number, check_string, err, lib_function, opt_integer, ret1, to_number, LibResult,
-    MAX_C_STACK,
+    Results, MAX_C_STACK,
 };
 
 /// Largest integer size (`i32`/`I32`).
@@ -206,7 +206,7 @@ fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
     pos -= 1;
     let nargs = args.len();
     let mut h = Header::new();
-    let mut res: Vec<Value> = Vec::new();
+    let mut res = Results::new(lua);
     let mut i = 0;
     while i < fmt.len() {
         let opt = fmt[i];
@@ -222,46 +222,46 @@ fn unpack(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
                 let v = get_integer(&data[pos..pos + size], h.little, opt.is_ascii_lowercase(), size);
-                res.push(Value::Number(v));
+                res.push(Value::Number(v))?;
             }
             b'x' => {}
             b'f' => {
                 let raw: [u8; 4] = data[pos..pos + 4].try_into().unwrap_or_default();
                 let f = if h.little { f32::from_le_bytes(raw) } else { f32::from_be_bytes(raw) };
-                res.push(Value::Number(f64::from(f)));
+                res.push(Value::Number(f64::from(f)))?;
             }
             b'd' => {
                 let raw: [u8; 8] = data[pos..pos + 8].try_into().unwrap_or_default();
                 let d = if h.little { f64::from_le_bytes(raw) } else { f64::from_be_bytes(raw) };
-                res.push(Value::Number(d));
+                res.push(Value::Number(d))?;
             }
             b'c' => {
                 if size == 0 {
                     // "c0": the length is the previous result, if numeric.
-                    let prev = match res.last() {
-                        Some(v) => to_number(lua, v)?,
-                        None => None,
+                    let prev = match res.len() {
+                        0 => None,
+                        n => to_number(lua, &res.get(n)?)?,
                     };
                     let Some(n) = prev else { return err("format 'c0' needs a previous size") };
                     size = c_u64(n) as usize;
-                    res.pop();
+                    res.pop()?;
                     check_room(pos, size, ld)?;
                 }
-                res.push(Value::String(lua.create_string(&data[pos..pos + size])?));
+                res.push(Value::String(lua.create_string(&data[pos..pos + size])?))?;
             }
             b's' => {
                 let Some(len) = data[pos..].iter().position(|&c| c == 0) else {
                     return err("unfinished string in data");
                 };
                 size = len + 1;
-                res.push(Value::String(lua.create_string(&data[pos..pos + len])?));
+                res.push(Value::String(lua.create_string(&data[pos..pos + len])?))?;
             }
             _ => controloptions(opt, &fmt, &mut i, &mut h)?,
         }
         pos = pos.wrapping_add(size);
     }
-    res.push(Value::Number(pos.wrapping_add(1) as i64 as f64));
-    Ok(MultiValue::from_vec(res))
+    res.push(Value::Number(pos.wrapping_add(1) as i64 as f64))?;
+    Ok(res.finish())
 }
 
 fn size(lua: &Lua, args: MultiValue) -> LibResult<MultiValue> {

@@ -5,7 +5,7 @@
 
 use std::os::raw::c_int;
 
-use mlua::{ffi, Function, LightUserData, Lua, MultiValue, Value};
+use mlua::{ffi, Function, LightUserData, Lua, MultiValue, Table, Value};
 
 /// Why a library function failed.
 pub(crate) enum LibErr {
@@ -56,16 +56,13 @@ pub(crate) fn bad_arg(idx: usize, msg: &str) -> LibErr {
 // do: same message, same `user_script:1:` position prefix, same function
 // name resolution ('?' under pcall).
 //
-// The callback also returns long result lists as a table (an mlua callback
-// gets a few stack slots fewer than a C function), which the trampoline
-// spreads onto its own stack.
+// Long result lists come back as a table (see `Results`), which the
+// trampoline spreads onto its own stack.
 
 /// Unique addresses for the sentinels (never dereferenced).
 static ERR_SENTINEL: u8 = 0;
 static MANY_SENTINEL: u8 = 0;
 
-/// Result lists longer than this travel as a table (`MANY, t, n`).
-const MANY_THRESHOLD: usize = 4000;
 /// Error kinds after the ERR sentinel (non-negative: luaL_argerror's narg).
 const KIND_WHERE: f64 = -1.0;
 const KIND_RAW: f64 = -2.0;
@@ -126,6 +123,11 @@ unsafe extern "C-unwind" fn trampoline(l: *mut ffi::lua_State) -> c_int {
     }
 }
 
+/// A result list held in table `t` (values 1..=n), for [`trampoline`].
+fn many(t: Table, n: usize) -> MultiValue {
+    MultiValue::from_vec(vec![sentinel(&MANY_SENTINEL), Value::Table(t), Value::Number(n as f64)])
+}
+
 /// Wraps `f` as a library function: a C closure ([`trampoline`]) over an
 /// mlua callback running `f`.
 pub(crate) fn lib_function<F>(lua: &Lua, f: F) -> mlua::Result<Function>
@@ -138,14 +140,6 @@ where
             Ok(MultiValue::from_vec(vec![sentinel(&ERR_SENTINEL), Value::Number(kind), msg]))
         };
         match f(lua, args) {
-            Ok(v) if v.len() > MANY_THRESHOLD => {
-                let n = v.len();
-                let t = lua.create_table_with_capacity(n, 0)?;
-                for (i, x) in v.into_iter().enumerate() {
-                    t.raw_set(i + 1, x)?;
-                }
-                Ok(MultiValue::from_vec(vec![sentinel(&MANY_SENTINEL), Value::Table(t), Value::Number(n as f64)]))
-            }
             Ok(v) => Ok(v),
             Err(LibErr::Msg(m)) => fail(KIND_WHERE, m),
             Err(LibErr::Raw(m)) => fail(KIND_RAW, m),
@@ -384,4 +378,81 @@ pub(crate) fn stack_exhausted() -> bool {
     let sp = std::ptr::addr_of!(marker) as usize;
     let low = stack_low();
     low != 0 && sp < low + STACK_RESERVE
+}
+
+/// A function's result list. Every mlua handle (string, table) pins a slot
+/// of mlua's reference stack, which holds at most ~8000; the C libraries
+/// return up to 7999 values, so past a few hundred the values move into a
+/// Lua table, which the trampoline spreads onto the Lua stack.
+pub(crate) struct Results<'a> {
+    lua: &'a Lua,
+    vec: Vec<Value>,
+    table: Option<Table>,
+    len: usize,
+}
+
+/// Results kept as handles before switching to a table.
+const RESULTS_IN_VEC: usize = 256;
+
+impl<'a> Results<'a> {
+    pub(crate) fn new(lua: &'a Lua) -> Self {
+        Results { lua, vec: Vec::new(), table: None, len: 0 }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn push(&mut self, v: Value) -> mlua::Result<()> {
+        if self.table.is_none() && self.len >= RESULTS_IN_VEC {
+            let t = self.lua.create_table_with_capacity(self.len * 2, 0)?;
+            for (i, x) in self.vec.drain(..).enumerate() {
+                t.raw_set(i + 1, x)?;
+            }
+            self.table = Some(t);
+        }
+        self.len += 1;
+        match &self.table {
+            Some(t) => t.raw_set(self.len, v),
+            None => {
+                self.vec.push(v);
+                Ok(())
+            }
+        }
+    }
+
+    /// Result number `i` (1-based).
+    pub(crate) fn get(&self, i: usize) -> mlua::Result<Value> {
+        match &self.table {
+            Some(t) => t.raw_get(i),
+            None => Ok(self.vec.get(i - 1).cloned().unwrap_or(Value::Nil)),
+        }
+    }
+
+    /// Replaces result number `i` (1-based, must exist).
+    pub(crate) fn set(&mut self, i: usize, v: Value) -> mlua::Result<()> {
+        match &self.table {
+            Some(t) => t.raw_set(i, v),
+            None => {
+                self.vec[i - 1] = v;
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn pop(&mut self) -> mlua::Result<()> {
+        if self.len > 0 {
+            self.set(self.len, Value::Nil)?;
+            self.len -= 1;
+            self.vec.truncate(self.len);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> MultiValue {
+        match self.table {
+            Some(t) => many(t, self.len),
+            None => MultiValue::from_vec(self.vec),
+        }
+    }
 }

@@ -238,4 +238,7 @@ pub(super) const CASES: &[(&[u8], &[u8])] = &[
     (b"local t = {f = cjson.decode} return t.f('[')", b"ERR user_script:1: Expected value but found T_END at character 2"),
     (b"local d = cjson.decode return d(nil)", b"ERR user_script:1: bad argument #1 to 'd' (string expected, got nil)"),
     (b"local ok, e = pcall(function() return cjson.decode('x') end) return e", b"user_script:1: Expected value but found invalid token at character 1"),
+    (b"local c=cjson.new() c.decode_max_depth(9000) return c.decode(string.rep('{\"a\":',2665)..'1'..string.rep('}',2665)).a ~= nil", b"1"),
+    (b"local c=cjson.new() c.decode_max_depth(9000) return c.decode(string.rep('{\"a\":',2666)..'1'..string.rep('}',2666)).a ~= nil", b"1"),
+    (b"local c=cjson.new() c.decode_max_depth(9000) return c.decode(string.rep('{\"a\":',2667)..'1'..string.rep('}',2667)).a ~= nil", b"1"),
 ];

@@ -126,4 +126,7 @@ pub(super) const CASES: &[(&[u8], &[u8])] = &[
     (b"return J(pcall(cmsgpack.pack))", b"false,bad argument #0 to '?' (MessagePack pack needs input.)"),
     (b"return J(pcall(cmsgpack.unpack_one, 'x', 'y'))", b"false,bad argument #2 to '?' (number expected, got string)"),
     (b"local u = cmsgpack.unpack return u({})", b"ERR user_script:1: bad argument #1 to 'u' (string expected, got table)"),
+    (b"return select('#', cmsgpack.unpack(string.rep('\\161a', 7999)))", b"7999"),
+    (b"local t = {cmsgpack.unpack(string.rep('\\161a', 7000)..'\\161b')} return t[7001]..#t", b"b7001"),
+    (b"return select('#', cmsgpack.unpack_limit(string.rep('\\145\\161a', 7998), 7998))", b"ERR user_script:1: stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)"),
 ];

@@ -107,4 +107,6 @@ pub(super) const CASES: &[(&[u8], &[u8])] = &[
     (b"return J(struct.unpack('<BHLI', struct.pack('<BHLI', 255, 65535, 2^53, 2^32-1)))", b"255,65535,9.007199254741e+15,4294967295,16"),
     (b"return J(pcall(struct.pack, 'i', {}))", b"false,bad argument #2 to '?' (number expected, got table)"),
     (b"local p = struct.pack return p('z')", b"ERR user_script:1: bad argument #1 to 'p' (invalid format option 'z')"),
+    (b"return select('#', struct.unpack(string.rep('c1', 7997), string.rep('a', 7997)))", b"7998"),
+    (b"local t = {struct.unpack(string.rep('c1', 7000)..'bc0', string.rep('a', 7000)..'\\2xy')} return t[7001]..#t", b"xy7002"),
 ];

@@ -146,3 +146,34 @@ fn deep_nesting_on_small_stack_errors_cleanly() {
     };
     std::thread::Builder::new().stack_size(1 << 20).spawn(run).unwrap().join().unwrap();
 }
+
+/// Known deviation: mlua holds at most ~8000 live handles, so with
+/// `encode_max_depth`/`decode_max_depth` raised far above the default 1000,
+/// nesting fails a few levels earlier than Redis's Lua stack limit (Redis:
+/// 7997 array levels, 3999 object levels). It must still fail with the
+/// library's own error, and depths a little below the limit must work.
+#[test]
+fn raised_depth_limits_fail_cleanly() {
+    let run = || {
+        let lua = new_lua();
+        let ok = [
+            "local c=cjson.new() c.encode_max_depth(9000) local t={} local x=t for i=1,7900 do x[1]={} x=x[1] end return #c.encode(t)",
+            "local c=cjson.new() c.encode_max_depth(9000) local t={} local x=t for i=1,3900 do x.a={} x=x.a end return #c.encode(t)",
+            "local c=cjson.new() c.decode_max_depth(9000) return #c.decode(string.rep('[',7900)..string.rep(']',7900))",
+        ];
+        for code in ok {
+            let got = String::from_utf8_lossy(&run(&lua, code.as_bytes())).to_string();
+            assert!(got.parse::<i64>().is_ok(), "{code}: {got}");
+        }
+        let too_deep = [
+            ("local c=cjson.new() c.encode_max_depth(9000) local t={} local x=t for i=1,7998 do x[1]={} x=x[1] end return c.encode(t)", "Cannot serialise, excessive nesting ("),
+            ("local c=cjson.new() c.encode_max_depth(9000) local t={} local x=t for i=1,4100 do x.a={} x=x.a end return c.encode(t)", "Cannot serialise, excessive nesting ("),
+            ("local c=cjson.new() c.decode_max_depth(9000) return c.decode(string.rep('[',7999)..string.rep(']',7999))", "Found too many nested data structures ("),
+        ];
+        for (code, want) in too_deep {
+            let got = String::from_utf8_lossy(&run(&lua, code.as_bytes())).to_string();
+            assert!(got.starts_with(&format!("ERR user_script:1: {want}")), "{code}: {got}");
+        }
+    };
+    std::thread::Builder::new().stack_size(64 << 20).spawn(run).unwrap().join().unwrap();
+}
