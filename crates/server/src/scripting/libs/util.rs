@@ -1,7 +1,8 @@
-//! Shared plumbing for the embedded Lua libraries: raising plain-string Lua
-//! errors from Rust, Lua 5.1 argument checking (`luaL_check*` equivalents
-//! with their exact messages), C-style numeric conversions the C libraries
-//! rely on, and a `%.Ng` formatter.
+//! Shared plumbing for the embedded Lua libraries: the C-closure trampoline
+//! that turns Rust closures into library functions raising errors the way C
+//! libraries do, result lists that fit mlua's handle limit, Lua 5.1 argument
+//! checking (`luaL_check*` equivalents), C-style numeric conversions the C
+//! libraries rely on, a `%.Ng` formatter and a native-stack guard.
 
 use std::os::raw::c_int;
 
