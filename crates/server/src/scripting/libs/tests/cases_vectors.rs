@@ -1,8 +1,7 @@
-//! Expectations recorded from redis-server 7.0.15 (generated; do not edit by hand).
-//! Each reply was produced by sending `EVAL "<PRELUDE> <snippet>" 0` to a
-//! stock redis-server 7.0.15, i.e. the equivalent of
-//! `redis-cli -p PORT eval "$PRELUDE <snippet>" 0` with PRELUDE as in
-//! `super::PRELUDE`. Integers are Redis's integer replies, `(nil)` a nil
+//! Expectations recorded from redis-server 7.0.15 by `record_cases.py`
+//! (generated; re-record rather than edit). Each reply is what
+//! `redis-cli -p PORT eval "$PRELUDE <snippet>" 0` returned, with PRELUDE as
+//! in `super::PRELUDE`. Integers are Redis's integer replies, `(nil)` a nil
 //! reply, and errors are `ERR <Lua error message>` (Redis's ` script: <sha>,
 //! on @user_script:1.` suffix dropped).
 
