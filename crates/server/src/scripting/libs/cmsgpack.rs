@@ -91,12 +91,16 @@ fn put_header(out: &mut Vec<u8>, len: usize, fix: u8, code16: u8) {
     }
 }
 
-/// lua-cmsgpack's `table_is_an_array`: only positive integral numeric keys
-/// (as C `int`), and as many keys as the largest one. Returns whether the
-/// table is an array and its number of keys.
-fn classify(t: &Table) -> mlua::Result<(bool, usize)> {
+/// Tables up to this size are read in one pass into a Vec; bigger ones are
+/// walked twice instead, so they never pin more than this many mlua handles.
+const ONE_PASS_MAX: usize = 32;
+
+/// A table as lua-cmsgpack encodes it: an array when its keys are exactly
+/// 1..n (`table_is_an_array`, keys compared as C `int`), else a map.
+fn encode_table(out: &mut Vec<u8>, t: &Table, level: usize) -> mlua::Result<()> {
     let (mut count, mut max, mut array) = (0usize, 0i32, true);
-    t.for_each(|k: Value, _: Value| {
+    let mut pairs: Vec<(Value, Value)> = Vec::new();
+    t.for_each(|k: Value, v: Value| {
         count += 1;
         if array {
             let n = match k {
@@ -110,9 +114,49 @@ fn classify(t: &Table) -> mlua::Result<(bool, usize)> {
                 array = false;
             }
         }
+        if count <= ONE_PASS_MAX {
+            pairs.push((k, v));
+        } else {
+            pairs.clear();
+        }
         Ok(())
     })?;
-    Ok((array && max as usize == count, count))
+    if array && max as usize == count {
+        put_header(out, count, 0x90, 0xdc);
+        if count <= ONE_PASS_MAX {
+            // Keys are exactly 1..=count: put each value in its slot.
+            let mut slots = vec![Value::Nil; count];
+            for (k, v) in pairs {
+                let i = match k {
+                    Value::Integer(i) => i as usize,
+                    Value::Number(n) => n as usize,
+                    _ => continue,
+                };
+                slots[i - 1] = v;
+            }
+            for v in &slots {
+                encode(out, v, level + 1)?;
+            }
+        } else {
+            for i in 1..=count {
+                encode(out, &t.raw_get::<Value>(i)?, level + 1)?;
+            }
+        }
+    } else {
+        put_header(out, count, 0x80, 0xde);
+        if count <= ONE_PASS_MAX {
+            for (k, v) in &pairs {
+                encode(out, k, level + 1)?;
+                encode(out, v, level + 1)?;
+            }
+        } else {
+            t.for_each(|k: Value, v: Value| {
+                encode(out, &k, level + 1)?;
+                encode(out, &v, level + 1)
+            })?;
+        }
+    }
+    Ok(())
 }
 
 fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
@@ -121,21 +165,7 @@ fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
         Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
         Value::Integer(i) => put_number(out, *i as f64),
         Value::Number(n) => put_number(out, *n),
-        Value::Table(t) if level < MAX_NESTING => match classify(t)? {
-            (true, len) => {
-                put_header(out, len, 0x90, 0xdc);
-                for i in 1..=len {
-                    encode(out, &t.raw_get::<Value>(i)?, level + 1)?;
-                }
-            }
-            (false, len) => {
-                put_header(out, len, 0x80, 0xde);
-                t.for_each(|k: Value, v: Value| {
-                    encode(out, &k, level + 1)?;
-                    encode(out, &v, level + 1)
-                })?;
-            }
-        },
+        Value::Table(t) if level < MAX_NESTING => encode_table(out, t, level)?,
         _ => out.push(0xc0),
     }
     Ok(())
