@@ -213,6 +213,11 @@ fn escape(c: u8) -> Option<&'static [u8]> {
     })
 }
 
+/// Tables with at most this many entries are read in one pass and encoded
+/// from the collected pairs; bigger ones are walked again, so a table never
+/// pins more than this many mlua handles.
+const ONE_PASS_MAX: usize = 32;
+
 /// Serialises one value into `out` (lua-cjson's `json_append_*`).
 struct Encoder {
     cfg: Config,
@@ -277,9 +282,10 @@ impl Encoder {
     /// as an object. Keys must be integral numbers >= 1; the running maximum
     /// is a C `int` (huge keys wrap to `INT_MIN`, as on x86-64).
     #[inline(never)]
-    fn array_length(&self, t: &Table) -> LibResult<Option<i32>> {
-        let (mut max, mut items, mut array) = (0i32, 0i32, true);
-        t.for_each(|k: Value, _: Value| {
+    fn array_length(&self, t: &Table, pairs: &mut Vec<(Value, Value)>) -> LibResult<Option<i32>> {
+        let (mut max, mut items, mut array, mut count) = (0i32, 0i32, true, 0usize);
+        t.for_each(|k: Value, v: Value| {
+            count += 1;
             if array {
                 let n = match k {
                     Value::Integer(i) => i as f64,
@@ -294,6 +300,12 @@ impl Encoder {
                 } else {
                     array = false;
                 }
+            }
+            // Small tables are kept for the encoding pass (see ONE_PASS_MAX).
+            if count <= ONE_PASS_MAX {
+                pairs.push((k, v));
+            } else {
+                pairs.clear();
             }
             Ok(())
         })?;
@@ -323,15 +335,38 @@ impl Encoder {
         if depth > self.cfg.encode_max_depth || self.slots + 3 > MAX_C_STACK || stack_exhausted() {
             return err(format!("Cannot serialise, excessive nesting ({depth})"));
         }
-        match self.array_length(t)? {
+        let mut pairs = Vec::new();
+        let len = self.array_length(t, &mut pairs)?;
+        // `pairs` holds the whole table only when it is small.
+        let one_pass = !pairs.is_empty();
+        match len {
             Some(len) => {
                 self.out.push(b'[');
                 self.slots += 1;
-                for i in 1..=len {
-                    if i > 1 {
-                        self.out.push(b',');
+                if one_pass && (len as usize) <= 4 * ONE_PASS_MAX {
+                    let mut slots = vec![Value::Nil; len as usize];
+                    for (k, v) in pairs {
+                        let i = match k {
+                            Value::Integer(i) => i as usize,
+                            Value::Number(n) => n as usize,
+                            _ => continue,
+                        };
+                        slots[i - 1] = v;
                     }
-                    self.value(&t.raw_get::<Value>(i)?, depth)?;
+                    for (i, v) in slots.into_iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(b',');
+                        }
+                        self.value(&v, depth)?;
+                    }
+                } else {
+                    drop(pairs);
+                    for i in 1..=len {
+                        if i > 1 {
+                            self.out.push(b',');
+                        }
+                        self.value(&t.raw_get::<Value>(i)?, depth)?;
+                    }
                 }
                 self.slots -= 1;
                 self.out.push(b']');
@@ -339,17 +374,27 @@ impl Encoder {
             None => {
                 self.out.push(b'{');
                 self.slots += 2;
-                // `pairs` (one protected `lua_next` per step) rather than
-                // `for_each`: recursing inside for_each nests protected
-                // calls, which Lua caps at 200 ("C stack overflow").
-                let mut first = true;
-                for kv in t.pairs::<Value, Value>() {
-                    let (k, v) = kv?;
-                    if !std::mem::take(&mut first) {
-                        self.out.push(b',');
+                if one_pass {
+                    for (i, (k, v)) in pairs.into_iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(b',');
+                        }
+                        self.key(k)?;
+                        self.value(&v, depth)?;
                     }
-                    self.key(k)?; // consumed: one handle fewer while recursing
-                    self.value(&v, depth)?;
+                } else {
+                    // `pairs` (one protected `lua_next` per step) rather than
+                    // `for_each`: recursing inside for_each nests protected
+                    // calls, which Lua caps at 200 ("C stack overflow").
+                    let mut first = true;
+                    for kv in t.pairs::<Value, Value>() {
+                        let (k, v) = kv?;
+                        if !std::mem::take(&mut first) {
+                            self.out.push(b',');
+                        }
+                        self.key(k)?; // consumed: one handle fewer while recursing
+                        self.value(&v, depth)?;
+                    }
                 }
                 self.slots -= 2;
                 self.out.push(b'}');
