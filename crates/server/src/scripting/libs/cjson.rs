@@ -9,8 +9,8 @@ use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 use super::cjson_decode;
 use super::util::{
-    bad_arg, c_i32, c_i64, check_number, err, fmt_g, lib_function, ret1, stack_exhausted, type_name, LibErr, LibResult,
-    MAX_C_STACK,
+    bad_arg, by_index, c_i32, c_i64, check_number, err, fmt_g, keep_small, key_number, lib_function, ret1,
+    stack_exhausted, type_name, LibErr, LibResult, MAX_C_STACK, ONE_PASS_MAX,
 };
 
 /// One cjson instance's settings (lua-cjson's `json_config_t`).
@@ -213,11 +213,6 @@ fn escape(c: u8) -> Option<&'static [u8]> {
     })
 }
 
-/// Tables with at most this many entries are read in one pass and encoded
-/// from the collected pairs; bigger ones are walked again, so a table never
-/// pins more than this many mlua handles.
-const ONE_PASS_MAX: usize = 32;
-
 /// Serialises one value into `out` (lua-cjson's `json_append_*`).
 struct Encoder {
     cfg: Config,
@@ -287,11 +282,7 @@ impl Encoder {
         t.for_each(|k: Value, v: Value| {
             count += 1;
             if array {
-                let n = match k {
-                    Value::Integer(i) => i as f64,
-                    Value::Number(n) => n,
-                    _ => 0.0,
-                };
+                let n = key_number(&k).unwrap_or(0.0);
                 if n != 0.0 && n.floor() == n && n >= 1.0 {
                     if n > f64::from(max) {
                         max = c_i32(n);
@@ -301,12 +292,7 @@ impl Encoder {
                     array = false;
                 }
             }
-            // Small tables are kept for the encoding pass (see ONE_PASS_MAX).
-            if count <= ONE_PASS_MAX {
-                pairs.push((k, v));
-            } else {
-                pairs.clear();
-            }
+            keep_small(pairs, count, k, v);
             Ok(())
         })?;
         if !array {
@@ -344,15 +330,7 @@ impl Encoder {
                 self.out.push(b'[');
                 self.slots += 1;
                 if one_pass && (len as usize) <= 4 * ONE_PASS_MAX {
-                    let mut slots = vec![Value::Nil; len as usize];
-                    for (k, v) in pairs {
-                        let i = match k {
-                            Value::Integer(i) => i as usize,
-                            Value::Number(n) => n as usize,
-                            _ => continue,
-                        };
-                        slots[i - 1] = v;
-                    }
+                    let slots = by_index(pairs, len as usize);
                     for (i, v) in slots.into_iter().enumerate() {
                         if i > 0 {
                             self.out.push(b',');

@@ -7,8 +7,8 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::util::{
-    bad_arg, c_i32, c_i64, check_integer, check_string, err, lib_function, opt_integer, stack_exhausted, LibErr,
-    LibResult, Results, MAX_C_STACK,
+    bad_arg, by_index, c_i32, c_i64, check_integer, check_string, err, keep_small, key_number, lib_function,
+    opt_integer, stack_exhausted, LibErr, LibResult, Results, MAX_C_STACK, ONE_PASS_MAX,
 };
 
 /// Tables nested this deep are encoded as nil (guards against cycles).
@@ -91,10 +91,6 @@ fn put_header(out: &mut Vec<u8>, len: usize, fix: u8, code16: u8) {
     }
 }
 
-/// Tables up to this size are read in one pass into a Vec; bigger ones are
-/// walked twice instead, so they never pin more than this many mlua handles.
-const ONE_PASS_MAX: usize = 32;
-
 /// A table as lua-cmsgpack encodes it: an array when its keys are exactly
 /// 1..n (`table_is_an_array`, keys compared as C `int`), else a map.
 fn encode_table(out: &mut Vec<u8>, t: &Table, level: usize) -> mlua::Result<()> {
@@ -103,37 +99,21 @@ fn encode_table(out: &mut Vec<u8>, t: &Table, level: usize) -> mlua::Result<()> 
     t.for_each(|k: Value, v: Value| {
         count += 1;
         if array {
-            let n = match k {
-                Value::Integer(i) => i as f64,
-                Value::Number(n) => n,
-                _ => f64::NAN,
-            };
+            let n = key_number(&k).unwrap_or(f64::NAN);
             if n > 0.0 && f64::from(c_i32(n)) == n {
                 max = max.max(c_i32(n));
             } else {
                 array = false;
             }
         }
-        if count <= ONE_PASS_MAX {
-            pairs.push((k, v));
-        } else {
-            pairs.clear();
-        }
+        keep_small(&mut pairs, count, k, v);
         Ok(())
     })?;
     if array && max as usize == count {
         put_header(out, count, 0x90, 0xdc);
         if count <= ONE_PASS_MAX {
             // Keys are exactly 1..=count: put each value in its slot.
-            let mut slots = vec![Value::Nil; count];
-            for (k, v) in pairs {
-                let i = match k {
-                    Value::Integer(i) => i as usize,
-                    Value::Number(n) => n as usize,
-                    _ => continue,
-                };
-                slots[i - 1] = v;
-            }
+            let slots = by_index(pairs, count);
             for v in &slots {
                 encode(out, v, level + 1)?;
             }

@@ -457,3 +457,44 @@ impl<'a> Results<'a> {
         }
     }
 }
+
+/// Tables with at most this many entries are read in one pass by the
+/// encoders, which then work from the collected pairs; bigger ones are
+/// walked again, so a table never pins more than this many mlua handles.
+pub(crate) const ONE_PASS_MAX: usize = 32;
+
+/// Keeps entry number `count` of a table walk in `pairs` while the table is
+/// small enough for one pass (and forgets them all once it is not).
+pub(crate) fn keep_small(pairs: &mut Vec<(Value, Value)>, count: usize, k: Value, v: Value) {
+    if count <= ONE_PASS_MAX {
+        pairs.push((k, v));
+    } else {
+        pairs.clear();
+    }
+}
+
+/// The values of an array-like table's collected `pairs`, placed by their
+/// integer keys 1..=len (missing ones nil).
+pub(crate) fn by_index(pairs: Vec<(Value, Value)>, len: usize) -> Vec<Value> {
+    let mut slots = vec![Value::Nil; len];
+    for (k, v) in pairs {
+        let i = match k {
+            Value::Integer(i) => i as usize,
+            Value::Number(n) => n as usize,
+            _ => continue,
+        };
+        if let Some(slot) = i.checked_sub(1).and_then(|i| slots.get_mut(i)) {
+            *slot = v;
+        }
+    }
+    slots
+}
+
+/// A table key as a number, if it is one.
+pub(crate) fn key_number(k: &Value) -> Option<f64> {
+    match k {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
