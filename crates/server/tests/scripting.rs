@@ -434,3 +434,25 @@ fn blocking_commands_never_block_in_scripts() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(c.cmd(&["PING"]), simple("PONG"));
 }
+
+#[test]
+fn embedded_libraries_are_reachable_from_eval() {
+    // Expected replies as redis-server 7.0.15 gives them for the same scripts.
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let eval = |c: &mut Client, s: &str| c.cmd(&["EVAL", s, "0"]);
+    assert_eq!(eval(&mut c, "return cjson.encode({1,2,{a=1}})"), bulk("[1,2,{\"a\":1}]"));
+    assert_eq!(eval(&mut c, "return cjson.decode('[1,2,{\"a\":3}]')[3].a"), int(3));
+    assert_eq!(eval(&mut c, "return cmsgpack.unpack(cmsgpack.pack({1,2,3}))"), arr(vec![int(1), int(2), int(3)]));
+    assert_eq!(eval(&mut c, "return bit.tohex(bit.bxor(0xff, 0x0f))"), bulk("000000f0"));
+    assert_eq!(eval(&mut c, "return struct.unpack('>I2', struct.pack('>I2', 258))"), int(258));
+    assert_eq!(
+        eval(&mut c, "local ok, e = pcall(cjson.decode, '[') return e"),
+        bulk("Expected value but found T_END at character 2")
+    );
+    // The library tables are read-only, like every global.
+    match eval(&mut c, "cjson.encode = nil") {
+        Frame::Error(e) => assert!(e.starts_with(b"ERR user_script:1: Attempt to modify a readonly table script: ")),
+        other => panic!("{other:?}"),
+    }
+}
