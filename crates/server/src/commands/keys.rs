@@ -526,6 +526,7 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     dispose(old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
+    crate::persistence::rdb::after_flushall(ctx.srv);
     ctx.r.ok();
 }
 

@@ -36,6 +36,7 @@ pub fn register_all(r: &mut Registry) {
     zsetops::register(r);
     hll::register(r);
     list::register(r);
+    crate::persistence::rdb::commands::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

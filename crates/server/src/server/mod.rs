@@ -217,6 +217,8 @@ pub struct Server {
     pub config_file: String,
     /// The background child (BGSAVE, AOF rewrite), if one runs.
     pub children: crate::persistence::child::Children,
+    /// RDB save/load bookkeeping (LASTSAVE, INFO persistence, MISCONF).
+    pub rdb: crate::persistence::rdb::RdbState,
 }
 
 impl Server {
@@ -243,6 +245,7 @@ impl Server {
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
             children: Default::default(),
+            rdb: crate::persistence::rdb::RdbState::new(now / 1000),
         }
     }
 }

@@ -1,0 +1,1 @@
+//! Round trips of whole keyspaces through the RDB writer and reader.
