@@ -263,7 +263,7 @@ mod tests {
         // prevlen, encoding, data...
         let entries: Vec<Vec<u8>> = vec![
             vec![0, 0x02, b'h', b'i'],
-            vec![4, 0xF1 + 7],                          // immediate 7
+            vec![4, 0xF1 + 7],                          // immediate: 0xF8 is 7
             vec![2, 0xFE, 0x80],                        // int8 -128
             vec![3, 0xC0, 0x39, 0x30],                  // int16 12345
             vec![4, 0xF0, 0x00, 0x00, 0x80],            // int24 min
@@ -280,9 +280,9 @@ mod tests {
         b.push(0xFF);
         let got = ziplist(&b).unwrap();
         let z = vec![b'z'; 65];
-        let want: Vec<&[u8]> = vec![b"hi", b"6", b"-128", b"12345", b"-8388608", b"2147483647", b"1", &z];
+        let want: Vec<&[u8]> = vec![b"hi", b"7", b"-128", b"12345", b"-8388608", b"2147483647", b"1", &z];
         assert_eq!(got, want.iter().map(|s| s.to_vec()).collect::<Vec<_>>());
-        b[10 + 2] = 0x3F; // string longer than the blob
+        b[10 + 1] = 0x3F; // string longer than the blob
         assert!(ziplist(&b).is_err());
     }
 
