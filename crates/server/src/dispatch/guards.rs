@@ -31,9 +31,11 @@ fn refuse_writes_after_failed_save(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Ar
     }
     let srv = &*ctx.srv;
     let queued_write = spec.name == "exec"
-        && srv.clients.get(ctx.cid).and_then(|c| c.tx.as_ref()).is_some_and(|tx| {
-            tx.queued.iter().any(|(id, _)| srv.registry.spec(*id).flags & flags::WRITE != 0)
-        });
+        && srv
+            .clients
+            .get(ctx.cid)
+            .and_then(|c| c.tx.as_ref())
+            .is_some_and(|tx| tx.queued.iter().any(|(id, _)| srv.registry.spec(*id).flags & flags::WRITE != 0));
     if spec.flags & flags::WRITE != 0 || spec.name == "ping" || queued_write {
         return Err(MISCONF.to_string());
     }

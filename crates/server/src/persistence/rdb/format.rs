@@ -83,7 +83,7 @@ impl<W: Write> Writer<W> {
     }
 
     /// A length: 6, 14, 32 or 64 bits, big-endian beyond the first form.
-    pub fn len(&mut self, n: u64) -> io::Result<()> {
+    pub fn length(&mut self, n: u64) -> io::Result<()> {
         if n < 1 << 6 {
             self.byte(n as u8)
         } else if n < 1 << 14 {
@@ -129,12 +129,12 @@ impl<W: Write> Writer<W> {
         if self.compress && s.len() >= LZF_MIN_LEN {
             if let Some(c) = lzf::compress(s, 4) {
                 self.byte(0xC0 | ENC_LZF)?;
-                self.len(c.len() as u64)?;
-                self.len(s.len() as u64)?;
+                self.length(c.len() as u64)?;
+                self.length(s.len() as u64)?;
                 return self.raw(&c);
             }
         }
-        self.len(s.len() as u64)?;
+        self.length(s.len() as u64)?;
         self.raw(s)
     }
 
@@ -146,7 +146,7 @@ impl<W: Write> Writer<W> {
         let mut s = std::mem::take(&mut self.scratch);
         s.clear();
         crate::engine::numeric::format_i64(&mut s, v);
-        let r = self.len(s.len() as u64).and_then(|_| self.raw(&s));
+        let r = self.length(s.len() as u64).and_then(|_| self.raw(&s));
         self.scratch = s;
         r
     }

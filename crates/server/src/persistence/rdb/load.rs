@@ -107,7 +107,7 @@ impl<R: Read> Reader<R> {
         })
     }
 
-    pub fn len(&mut self) -> LResult<u64> {
+    pub fn length(&mut self) -> LResult<u64> {
         match self.len_or_enc()? {
             (n, false) => Ok(n),
             _ => self.error("string encoding where a length was expected"),
@@ -124,8 +124,8 @@ impl<R: Read> Reader<R> {
             ENC_INT16 => i64::from(i16::from_le_bytes(self.array()?)),
             ENC_INT32 => i64::from(i32::from_le_bytes(self.array()?)),
             ENC_LZF => {
-                let clen = self.len()?;
-                let len = self.len()?;
+                let clen = self.length()?;
+                let len = self.length()?;
                 let data = self.bytes(clen)?;
                 return match super::lzf::decompress(&data, len as usize) {
                     Some(s) => Ok(s),
@@ -241,7 +241,7 @@ fn read_list<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value>
     let mut list = List::new();
     match t {
         TYPE_LIST => {
-            for _ in 0..r.len()? {
+            for _ in 0..r.length()? {
                 let s = r.string()?;
                 list.push(End::Tail, &s, lim.fill);
             }
@@ -251,8 +251,8 @@ fn read_list<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value>
             list_of(unpack(r, packed::ziplist(&blob))?, lim, &mut list);
         }
         _ => {
-            for _ in 0..r.len()? {
-                let container = if t == TYPE_LIST_QUICKLIST_2 { r.len()? } else { QUICKLIST_NODE_PACKED };
+            for _ in 0..r.length()? {
+                let container = if t == TYPE_LIST_QUICKLIST_2 { r.length()? } else { QUICKLIST_NODE_PACKED };
                 let blob = r.string()?;
                 match (container, t) {
                     (QUICKLIST_NODE_PLAIN, _) => list.push(End::Tail, &blob, lim.fill),
@@ -271,7 +271,7 @@ fn read_list<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value>
 fn read_zset<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value> {
     let items = match t {
         TYPE_ZSET | TYPE_ZSET_2 => {
-            let n = r.len()?;
+            let n = r.length()?;
             let mut v = Vec::with_capacity(n.min(1 << 16) as usize);
             for _ in 0..n {
                 let m = r.string()?;
@@ -304,7 +304,7 @@ fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value
         TYPE_STRING => Value::Str(Str::from_vec(r.string()?)),
         TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => read_list(r, t, lim)?,
         TYPE_SET => {
-            let n = r.len()?;
+            let n = r.length()?;
             let mut ms = Vec::with_capacity(n.min(1 << 16) as usize);
             for _ in 0..n {
                 ms.push(r.string()?);
@@ -326,7 +326,7 @@ fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value
         }
         TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => read_zset(r, t, lim)?,
         TYPE_HASH => {
-            let n = r.len()?;
+            let n = r.length()?;
             let mut ps = Vec::with_capacity(n.min(1 << 16) as usize);
             for _ in 0..n {
                 ps.push((r.string()?, r.string()?));
@@ -400,7 +400,7 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
         match op {
             OP_EOF => break,
             OP_SELECTDB => {
-                let n = r.len()?;
+                let n = r.length()?;
                 if n >= ks.dbs.len() as u64 {
                     return r.error(format!(
                         "the RDB uses DB {n} but this server is configured with {} databases",
@@ -410,8 +410,8 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
                 db = n as usize;
             }
             OP_RESIZEDB => {
-                r.len()?;
-                r.len()?;
+                r.length()?;
+                r.length()?;
             }
             OP_AUX => {
                 let (k, v) = (r.string()?, r.string()?);
@@ -420,7 +420,7 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
             OP_EXPIRETIME_MS => expire = Some(r.u64_le()? as i64),
             OP_EXPIRETIME => expire = Some(i64::from(u32::from_le_bytes(r.array()?)) * 1000),
             OP_IDLE => {
-                r.len()?;
+                r.length()?;
             }
             OP_FREQ => {
                 r.u8()?;

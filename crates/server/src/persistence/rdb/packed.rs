@@ -220,20 +220,19 @@ mod tests {
     #[test]
     fn listpack_every_encoding() {
         let b = lp(&[
-            vec![5],                             // 7-bit uint
-            vec![0x83, b'a', b'b', b'c'],        // 6-bit string
-            vec![0xDF, 0xFF],                    // 13-bit: -1
-            vec![0xC0 | 0x0F, 0xFF],             // 13-bit: 4095
-            vec![0xF1, 0x00, 0x80],              // int16: -32768
-            vec![0xF2, 0xFF, 0xFF, 0x7F],        // int24: 8388607
-            vec![0xF3, 0, 0, 0, 0x80],           // int32 min
+            vec![5],                      // 7-bit uint
+            vec![0x83, b'a', b'b', b'c'], // 6-bit string
+            vec![0xDF, 0xFF],             // 13-bit: -1
+            vec![0xC0 | 0x0F, 0xFF],      // 13-bit: 4095
+            vec![0xF1, 0x00, 0x80],       // int16: -32768
+            vec![0xF2, 0xFF, 0xFF, 0x7F], // int24: 8388607
+            vec![0xF3, 0, 0, 0, 0x80],    // int32 min
             [vec![0xF4], i64::MIN.to_le_bytes().to_vec()].concat(),
             [vec![0xE0, 3], b"xyz".to_vec()].concat(), // 12-bit string
         ]);
         let got = listpack(&b).unwrap();
-        let want: Vec<&[u8]> = vec![
-            b"5", b"abc", b"-1", b"4095", b"-32768", b"8388607", b"-2147483648", b"-9223372036854775808", b"xyz",
-        ];
+        let want: Vec<&[u8]> =
+            vec![b"5", b"abc", b"-1", b"4095", b"-32768", b"8388607", b"-2147483648", b"-9223372036854775808", b"xyz"];
         assert_eq!(got, want.iter().map(|s| s.to_vec()).collect::<Vec<_>>());
     }
 
@@ -263,11 +262,11 @@ mod tests {
         // prevlen, encoding, data...
         let entries: Vec<Vec<u8>> = vec![
             vec![0, 0x02, b'h', b'i'],
-            vec![4, 0xF1 + 7],                          // immediate: 0xF8 is 7
-            vec![2, 0xFE, 0x80],                        // int8 -128
-            vec![3, 0xC0, 0x39, 0x30],                  // int16 12345
-            vec![4, 0xF0, 0x00, 0x00, 0x80],            // int24 min
-            vec![5, 0xD0, 0xFF, 0xFF, 0xFF, 0x7F],      // int32 max
+            vec![4, 0xF1 + 7],                     // immediate: 0xF8 is 7
+            vec![2, 0xFE, 0x80],                   // int8 -128
+            vec![3, 0xC0, 0x39, 0x30],             // int16 12345
+            vec![4, 0xF0, 0x00, 0x00, 0x80],       // int24 min
+            vec![5, 0xD0, 0xFF, 0xFF, 0xFF, 0x7F], // int32 max
             [vec![6, 0xE0], 1i64.to_le_bytes().to_vec()].concat(),
             [vec![10, 0x40, 0x41], vec![b'z'; 65]].concat(), // 14-bit string
         ];

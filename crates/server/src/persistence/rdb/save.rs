@@ -40,7 +40,7 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
         Value::Str(Str::Int(i)) => w.int_string(*i),
         Value::Str(s) => w.string(s.as_slice().unwrap_or_default()),
         Value::List(l) => {
-            w.len(l.len() as u64)?;
+            w.length(l.len() as u64)?;
             l.iter().try_for_each(|e| match e {
                 Elem::Int(i) => w.int_string(i),
                 Elem::Bytes(b) => w.string(b),
@@ -51,7 +51,7 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
             w.string(&build_intset(&vals))
         }
         Value::Set(s) => {
-            w.len(s.len() as u64)?;
+            w.length(s.len() as u64)?;
             let mut res = Ok(());
             s.for_each(|m| {
                 if res.is_ok() {
@@ -61,7 +61,7 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
             res
         }
         Value::ZSet(z) => {
-            w.len(z.len() as u64)?;
+            w.length(z.len() as u64)?;
             let mut res = Ok(());
             z.for_range(0, z.len(), false, &mut |it| {
                 res = w.string(it.member()).and_then(|_| w.double(it.score));
@@ -70,7 +70,7 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
             res
         }
         Value::Hash(h) => {
-            w.len(h.len() as u64)?;
+            w.length(h.len() as u64)?;
             h.iter().try_for_each(|(f, v)| w.string(f).and_then(|_| w.string(v)))
         }
     }
@@ -84,10 +84,10 @@ fn aux<W: Write>(w: &mut Writer<W>, key: &str, val: &[u8]) -> io::Result<()> {
 
 fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db) -> io::Result<()> {
     w.byte(OP_SELECTDB)?;
-    w.len(index as u64)?;
+    w.length(index as u64)?;
     w.byte(OP_RESIZEDB)?;
-    w.len(db.len() as u64)?;
-    w.len(db.volatile_count() as u64)?;
+    w.length(db.len() as u64)?;
+    w.length(db.volatile_count() as u64)?;
     for (key, e) in db.iter() {
         if let Some(at) = db.expire_of(key) {
             w.byte(OP_EXPIRETIME_MS)?;
@@ -126,7 +126,11 @@ pub fn save_to_file(ks: &Keyspace, dir: &Path, filename: &str, opts: SaveOpts, u
     let file = File::create(&tmp).map_err(|e| {
         io::Error::new(
             e.kind(),
-            format!("Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}", tmp.display(), dir.display()),
+            format!(
+                "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
+                tmp.display(),
+                dir.display()
+            ),
         )
     })?;
     let written = (|| {

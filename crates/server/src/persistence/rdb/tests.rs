@@ -140,14 +140,22 @@ fn compression_shrinks_repetitive_strings() {
 
 #[test]
 fn length_encodings() {
-    let cases: [(u64, usize); 8] =
-        [(0, 1), (63, 1), (64, 2), (16383, 2), (16384, 5), (u32::MAX as u64, 5), (u32::MAX as u64 + 1, 9), (u64::MAX, 9)];
+    let cases: [(u64, usize); 8] = [
+        (0, 1),
+        (63, 1),
+        (64, 2),
+        (16383, 2),
+        (16384, 5),
+        (u32::MAX as u64, 5),
+        (u32::MAX as u64 + 1, 9),
+        (u64::MAX, 9),
+    ];
     for (n, size) in cases {
         let mut w = Writer::new(Vec::new(), false);
-        w.len(n).unwrap();
+        w.length(n).unwrap();
         let (_, buf) = w.finish();
         assert_eq!(buf.len(), size, "{n}");
-        assert_eq!(Reader::new(&buf[..]).len().unwrap(), n);
+        assert_eq!(Reader::new(&buf[..]).length().unwrap(), n);
     }
 }
 
