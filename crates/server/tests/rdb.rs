@@ -297,7 +297,13 @@ fn failed_bgsave_stops_writes_until_a_save_succeeds() {
         c.cmd(&["CONFIG", "SET", "dir", "/nonexistent-volley"]),
         err("ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory")
     );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "dbfilename", "a/b.rdb"]),
+        err("ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a \
+             filename")
+    );
     assert_eq!(c.cmd(&["CONFIG", "SET", "dir", &dir.s()]), ok());
+    assert_eq!(c.cmd(&["CONFIG", "GET", "dir"]), arr(vec![bulk("dir"), bulk(&dir.s())]));
     assert_eq!(c.cmd(&["BGSAVE"]), simple("Background saving started"));
     wait_bgsave(&mut c);
     assert_eq!(c.cmd(&["SET", "k", "other"]), ok());

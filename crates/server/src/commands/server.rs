@@ -128,6 +128,11 @@ fn config_set(ctx: &mut Ctx, argv: &Argv) {
 /// other option is read live from the configuration.
 fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(), String> {
     let cfg = &ctx.srv.config;
+    if cfg.dbfilename != before.dbfilename && cfg.dbfilename.contains('/') {
+        return Err("ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, \
+                    just a filename"
+            .into());
+    }
     if cfg.dir != before.dir {
         crate::persistence::rdb::change_dir(ctx.srv)
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}"))?;

@@ -25,6 +25,11 @@ impl Entry {
     pub fn fresh_copy(&self, now_ms: i64) -> Entry {
         Entry { value: self.value.clone(), access: clock_secs(now_ms), volatile: false }
     }
+
+    /// Whether the key has an expiry (saves a lookup when it has none).
+    pub fn is_volatile(&self) -> bool {
+        self.volatile
+    }
 }
 
 /// A key's value with its expiry, detached from any db (RENAME, MOVE, COPY).

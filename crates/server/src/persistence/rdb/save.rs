@@ -89,7 +89,7 @@ fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db) -> io::Result<()
     w.length(db.len() as u64)?;
     w.length(db.volatile_count() as u64)?;
     for (key, e) in db.iter() {
-        if let Some(at) = db.expire_of(key) {
+        if let Some(at) = e.is_volatile().then(|| db.expire_of(key)).flatten() {
             w.byte(OP_EXPIRETIME_MS)?;
             w.raw(&(at as u64).to_le_bytes())?;
         }
