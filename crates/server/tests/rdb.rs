@@ -269,6 +269,15 @@ fn lastsave_moves_and_debug_reload_keeps_data() {
     assert_eq!(c.cmd(&["HGET", "h", "a"]), bulk("1"));
     assert_eq!(info_field(&mut c, "rdb_last_load_keys_loaded"), "2");
     assert_eq!(c.cmd(&["BGSAVE", "NOW"]), err("ERR syntax error"));
+    // Inside EXEC the save is scheduled, then cron starts it.
+    let saves: u64 = info_field(&mut c, "rdb_saves").parse().unwrap();
+    c.cmd(&["MULTI"]);
+    c.cmd(&["BGSAVE"]);
+    assert_eq!(c.cmd(&["EXEC"]), arr(vec![simple("Background saving scheduled")]));
+    wait_for("the scheduled BGSAVE", Duration::from_secs(10), || {
+        info_field(&mut c, "rdb_saves").parse::<u64>().unwrap() > saves
+    });
+    wait_bgsave(&mut c);
 }
 
 const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to \
@@ -290,6 +299,9 @@ fn failed_bgsave_stops_writes_until_a_save_succeeds() {
     assert_eq!(c.cmd(&["SET", "k", "other"]), err(MISCONF));
     assert_eq!(c.cmd(&["PING"]), err(MISCONF));
     assert_eq!(c.cmd(&["GET", "k"]), bulk("v"));
+    // The final save cannot be written either: SHUTDOWN refuses to exit.
+    assert_eq!(c.cmd(&["SHUTDOWN"]), err("ERR Errors trying to SHUTDOWN. Check logs."));
+    assert_eq!(c.cmd(&["SAVE"]), err("ERR"));
     assert_eq!(c.cmd(&["MULTI"]), ok());
     assert_eq!(c.cmd(&["INCR", "n"]), err(MISCONF));
     assert_eq!(c.cmd(&["EXEC"]), err("EXECABORT Transaction discarded because of previous errors."));

@@ -35,19 +35,25 @@ fn bgsave(ctx: &mut Ctx, argv: &Argv) {
         2 if argv.is(1, "schedule") => true,
         _ => return ctx.syntax_error(),
     };
-    match ctx.srv.children.running() {
-        Some(ChildKind::Rdb) => ctx.r.error("ERR Background save already in progress"),
-        Some(_) if schedule => {
+    // Inside EXEC (the only place commands may not block) Redis never forks
+    // mid-transaction: it schedules the save instead.
+    let in_exec = !ctx.may_block;
+    let busy = ctx.srv.children.running();
+    if busy == Some(ChildKind::Rdb) {
+        return ctx.r.error("ERR Background save already in progress");
+    }
+    if busy.is_some() || in_exec {
+        if schedule || in_exec {
             ctx.srv.rdb.scheduled = true;
-            ctx.r.simple(b"Background saving scheduled");
+            return ctx.r.simple(b"Background saving scheduled");
         }
-        Some(_) => ctx.r.error(
+        return ctx.r.error(
             "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to \
              schedule a BGSAVE whenever possible.",
-        ),
-        None => match super::bgsave(ctx.srv) {
-            Ok(_) => ctx.r.simple(b"Background saving started"),
-            Err(_) => ctx.r.error("ERR"),
-        },
+        );
+    }
+    match super::bgsave(ctx.srv) {
+        Ok(_) => ctx.r.simple(b"Background saving started"),
+        Err(_) => ctx.r.error("ERR"),
     }
 }
