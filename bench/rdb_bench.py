@@ -13,7 +13,9 @@ and measures:
   the two still share twice) and the peak of PSS(server)+PSS(child) from
   smaps_rollup (shared pages split between them: the real footprint, so
   copy-on-write growth shows as the excess over the pre-save PSS);
-* the dump file's size.
+* the dump file's size;
+* loading it back: a second server of the same kind started on the dump
+  reports "DB loaded from disk: X seconds" in its log.
 
 Tables show medians and the ratio volley/redis.
 
@@ -36,6 +38,7 @@ from lib_report import Table, median  # noqa: E402
 
 NAMES = ("redis", "volley")
 STARTERS = {"redis": servers.start_redis, "volley": servers.start_volley}
+BINARIES = {"redis": servers.redis_bin, "volley": servers.volley_bin}
 
 
 def log(msg):
@@ -151,10 +154,26 @@ def one_run(name, payload, keys, pin):
         sampler.stop()
         status = c.info_field("rdb_last_bgsave_status")
         size = os.path.getsize(os.path.join(srv.dir, "dump.rdb"))
+        load_s = load_time(name, srv.dir, keys)
         return {"save_s": secs, "status": status, "file_mb": size / 2**20, "base_rss_mb": base_rss / 2**20,
                 "peak_rss_mb": sampler.peak_rss / 2**20, "base_pss_mb": base_pss / 2**20,
                 "peak_pss_mb": sampler.peak_pss / 2**20, "child_seen": sampler.saw_child,
-                "load_s": load["wall_s"]}
+                "pipe_s": load["wall_s"], "rdb_load_s": load_s}
+
+
+def load_time(name, dump_dir, keys):
+    """Seconds a fresh server of kind `name` reports for loading dump_dir's dump."""
+    with servers.Server(BINARIES[name](), ("--dir", dump_dir), timeout=300) as again:
+        c = Conn(again)
+        reply = c.cmd("DBSIZE")
+        while reply.startswith("-LOADING"):  # redis-server listens while it loads
+            time.sleep(0.05)
+            reply = c.cmd("DBSIZE")
+        line = next((ln for ln in again.log().splitlines() if "DB loaded from disk:" in ln), "")
+        n = int(reply[1:])
+        if n != keys:
+            raise RuntimeError(f"{name}: loaded {n} keys of {keys}")
+        return float(line.split("DB loaded from disk:")[1].split()[0]) if line else None
 
 
 def main():
@@ -178,7 +197,8 @@ def main():
     t = Table(f"BGSAVE of {args.keys:,} keys (16 B values), median of {args.rounds}", "measure")
     rows = [("save time (s)", "save_s"), ("dump size (MB)", "file_mb"),
             ("RSS before save (MB)", "base_rss_mb"), ("peak RSS server+child (MB)", "peak_rss_mb"),
-            ("PSS before save (MB)", "base_pss_mb"), ("peak PSS server+child (MB)", "peak_pss_mb")]
+            ("PSS before save (MB)", "base_pss_mb"), ("peak PSS server+child (MB)", "peak_pss_mb"),
+            ("load at start (s)", "rdb_load_s")]
     for label, key in rows:
         t.add(label, median([r[key] for r in results["redis"]]), median([r[key] for r in results["volley"]]))
     for n in NAMES:
