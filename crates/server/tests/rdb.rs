@@ -193,6 +193,9 @@ fn bgsave_while_writes_continue() {
     assert!(again == err("ERR Background save already in progress") || again == simple("Background saving started"));
     wait_bgsave(&mut c);
     assert_eq!(info_field(&mut c, "rdb_last_bgsave_status"), "ok");
+    // The child reports what it copied on write (at least its own buffers).
+    let cow: u64 = info_field(&mut c, "rdb_last_cow_size").parse().unwrap();
+    assert!(cow > 0 && cow < 1 << 30, "{cow}");
     assert_ne!(c.cmd(&["LASTSAVE"]), t0);
     let Frame::Integer(n) = c.cmd(&["DBSIZE"]) else { panic!() };
     drop(c);

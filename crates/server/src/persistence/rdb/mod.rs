@@ -5,6 +5,7 @@
 //! The byte format lives in `format`/`packed`/`lzf`, the file walk in
 //! `save`/`load`, the commands in `commands`.
 pub mod commands;
+mod cow;
 pub mod format;
 pub mod load;
 pub mod lzf;
@@ -43,6 +44,10 @@ pub struct RdbState {
     /// `dirty` when the running child forked: what a successful save covers.
     dirty_at_fork: u64,
     pub last_load: LoadStats,
+    /// Bytes the last BGSAVE child reported as copied on write.
+    pub last_cow: u64,
+    /// Read end of the pipe the running child reports its CoW size on.
+    cow_fd: Option<i32>,
 }
 
 impl RdbState {
@@ -57,6 +62,8 @@ impl RdbState {
             scheduled: false,
             dirty_at_fork: 0,
             last_load: LoadStats::default(),
+            last_cow: 0,
+            cow_fd: None,
         }
     }
 }
@@ -159,9 +166,11 @@ pub fn bgsave(srv: &mut Server) -> io::Result<i32> {
     srv.rdb.saves += 1;
     let (dir, name, opts, mem) = (srv.config.dir.clone(), srv.config.dbfilename.clone(), opts(srv), used_mem());
     let keyspace = &srv.keyspace;
+    let pipe = cow::pipe();
     let spawned = srv.children.spawn(ChildKind::Rdb, || match save::save_to_file(keyspace, &dir, &name, opts, mem) {
         Ok(()) => {
             crate::log_at!(Notice, "DB saved on disk");
+            cow::report(pipe);
             true
         }
         Err(e) => {
@@ -169,6 +178,7 @@ pub fn bgsave(srv: &mut Server) -> io::Result<i32> {
             false
         }
     });
+    srv.rdb.cow_fd = cow::parent_end(pipe, spawned.is_ok());
     match spawned {
         Ok(pid) => {
             crate::log_at!(Notice, "Background saving started by pid {pid}");
@@ -191,7 +201,9 @@ pub fn remove_temp(srv: &Server, pid: i32) {
 /// A BGSAVE child finished.
 pub fn child_done(srv: &mut Server, exit: &ChildExit) {
     srv.rdb.last_bgsave_secs = exit.elapsed.as_secs() as i64;
+    let cow = cow::collect(srv.rdb.cow_fd.take());
     if exit.ok {
+        srv.rdb.last_cow = cow.unwrap_or(0);
         crate::log_at!(Notice, "Background saving terminated with success");
         srv.dirty = srv.dirty.saturating_sub(srv.rdb.dirty_at_fork);
         srv.rdb.last_save = unix_ms() / 1000;
@@ -263,6 +275,7 @@ pub fn after_flushall(srv: &mut Server) {
     if srv.children.running() == Some(ChildKind::Rdb) {
         if let Some(exit) = srv.children.kill() {
             remove_temp(srv, exit.pid);
+            cow::collect(srv.rdb.cow_fd.take());
         }
     }
     if !srv.config.save.is_empty() && save_sync(srv).is_ok() {
@@ -312,7 +325,7 @@ pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(&'static str, String)> {
         ("rdb_last_bgsave_time_sec", st.last_bgsave_secs.to_string()),
         ("rdb_current_bgsave_time_sec", current.to_string()),
         ("rdb_saves", st.saves.to_string()),
-        ("rdb_last_cow_size", "0".to_string()),
+        ("rdb_last_cow_size", st.last_cow.to_string()),
         ("rdb_last_load_keys_expired", st.last_load.keys_expired.to_string()),
         ("rdb_last_load_keys_loaded", st.last_load.keys_loaded.to_string()),
     ]
