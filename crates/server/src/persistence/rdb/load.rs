@@ -159,7 +159,7 @@ impl<R: Read> Reader<R> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
-    /// Offset so far, and the checksum of everything read.
+    /// The CRC64 of everything read so far.
     pub fn checksum(&self) -> u64 {
         self.digest.clone().finalize()
     }
