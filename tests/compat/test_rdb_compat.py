@@ -143,3 +143,18 @@ def test_uncompressed_and_unchecksummed_dumps_cross_over(shared_dir):
         save(red)
     with start_volley("--dir", shared_dir) as vol:
         assert_same(want, contents(vol))
+
+
+def test_volley_loads_compressed_quicklist_nodes(shared_dir):
+    """With list-compress-depth, Redis stores inner list nodes LZF-compressed
+    and writes them to the RDB as they are."""
+    with start_redis("--dir", shared_dir, "--list-compress-depth", "1") as red:
+        r = client(red)
+        r.rpush("l", *[f"element-{i % 50}-{'q' * (i % 30)}" for i in range(50000)])
+        want = r.lrange("l", 0, -1)
+        save(red)
+        r.close()
+    with start_volley("--dir", shared_dir) as vol:
+        r = client(vol)
+        assert r.lrange("l", 0, -1) == want
+        r.close()

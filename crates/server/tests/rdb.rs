@@ -249,6 +249,18 @@ fn shutdown_saves_unless_nosave() {
     let srv = start(&dir, &["--save", "3600 1"]);
     let mut c = srv.client();
     assert_eq!(c.cmd(&["GET", "k2"]), bulk("v2"));
+    // SIGTERM saves like a plain SHUTDOWN.
+    c.cmd(&["SET", "k3", "v3"]);
+    let mut other = start(&dir, &["--save", "3600 1"]);
+    drop(c);
+    drop(srv);
+    other.client().cmd(&["SET", "k3", "by-sigterm"]);
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(other.pid() as i32, libc::SIGTERM) };
+    other.wait_exit(Duration::from_secs(10)).expect("exits on SIGTERM");
+    let srv = start(&dir, &["--save", "3600 1"]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["GET", "k3"]), bulk("by-sigterm"));
     // FLUSHALL with save points writes the empty dataset at once.
     assert_eq!(c.cmd(&["FLUSHALL"]), ok());
     assert_eq!(info_field(&mut c, "rdb_changes_since_last_save"), "1");
