@@ -27,14 +27,145 @@ fn le_signed(b: &[u8]) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// Bytes a listpack back-length takes for an entry of `n` bytes.
+/// Bytes a listpack back-length takes for an entry of `n` bytes (Redis's
+/// `lpEncodeBacklen` thresholds, upper bounds exclusive past the first).
 fn lp_backlen_size(n: usize) -> usize {
     match n {
         0..=127 => 1,
-        128..=16_383 => 2,
-        16_384..=2_097_151 => 3,
-        2_097_152..=268_435_455 => 4,
+        128..=16_382 => 2,
+        16_383..=2_097_150 => 3,
+        2_097_151..=268_435_454 => 4,
         _ => 5,
+    }
+}
+
+/// Builds a listpack the way Redis encodes one: canonical integers in the
+/// narrowest integer form, strings with 6/12/32-bit lengths, each entry
+/// followed by its back-length.
+pub struct LpBuilder {
+    buf: Vec<u8>,
+    count: usize,
+}
+
+impl Default for LpBuilder {
+    fn default() -> Self {
+        LpBuilder { buf: vec![0; 6], count: 0 }
+    }
+}
+
+impl LpBuilder {
+    /// Entries added so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes the listpack would take if finished now.
+    pub fn bytes(&self) -> usize {
+        self.buf.len() + 1
+    }
+
+    /// Encoded size (header + data, without back-length) of a string entry.
+    pub fn entry_len(s: &[u8]) -> usize {
+        match crate::engine::numeric::parse_i64(s) {
+            Some(v) => int_len(v),
+            None => str_header_len(s.len()) + s.len(),
+        }
+    }
+
+    /// Encoded size (without back-length) of an integer entry.
+    pub fn int_entry_len(v: i64) -> usize {
+        int_len(v)
+    }
+
+    /// Bytes an entry of encoded size `n` takes with its back-length.
+    pub fn with_backlen(n: usize) -> usize {
+        n + lp_backlen_size(n)
+    }
+
+    pub fn push_str(&mut self, s: &[u8]) {
+        match crate::engine::numeric::parse_i64(s) {
+            Some(v) => self.push_int(v),
+            None => {
+                let start = self.buf.len();
+                let n = s.len();
+                if n < 64 {
+                    self.buf.push(0x80 | n as u8);
+                } else if n < 4096 {
+                    self.buf.extend_from_slice(&[0xE0 | (n >> 8) as u8, n as u8]);
+                } else {
+                    self.buf.push(0xF0);
+                    self.buf.extend_from_slice(&(n as u32).to_le_bytes());
+                }
+                self.buf.extend_from_slice(s);
+                self.end_entry(start);
+            }
+        }
+    }
+
+    pub fn push_int(&mut self, v: i64) {
+        let start = self.buf.len();
+        let le = v.to_le_bytes();
+        match int_len(v) {
+            1 => self.buf.push(v as u8),
+            2 => {
+                let u = (v as u64) & 0x1fff;
+                self.buf.extend_from_slice(&[0xC0 | (u >> 8) as u8, u as u8]);
+            }
+            n => {
+                self.buf.push([0xF1, 0xF2, 0xF3, 0, 0, 0, 0xF4][n - 3]);
+                self.buf.extend_from_slice(&le[..n - 1]);
+            }
+        }
+        self.end_entry(start);
+    }
+
+    fn end_entry(&mut self, start: usize) {
+        let l = self.buf.len() - start;
+        // Big-endian 7-bit groups, every byte after the first flagged, so
+        // the length reads back from the entry's last byte.
+        let size = lp_backlen_size(l);
+        for i in (0..size).rev() {
+            let group = ((l >> (7 * i)) & 127) as u8;
+            self.buf.push(if i == size - 1 { group } else { group | 128 });
+        }
+        self.count += 1;
+    }
+
+    /// The finished listpack.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf.push(0xFF);
+        let total = self.buf.len() as u32;
+        self.buf[..4].copy_from_slice(&total.to_le_bytes());
+        let count = self.count.min(65535) as u16;
+        self.buf[4..6].copy_from_slice(&count.to_le_bytes());
+        self.buf
+    }
+}
+
+fn str_header_len(n: usize) -> usize {
+    if n < 64 {
+        1
+    } else if n < 4096 {
+        2
+    } else {
+        5
+    }
+}
+
+/// Encoded size of an integer entry: 7-bit, 13-bit, 16/24/32/64-bit forms.
+fn int_len(v: i64) -> usize {
+    if (0..=127).contains(&v) {
+        1
+    } else if (-4096..=4095).contains(&v) {
+        2
+    } else if i16::try_from(v).is_ok() {
+        3
+    } else if (-(1 << 23)..(1 << 23)).contains(&v) {
+        4
+    } else if i32::try_from(v).is_ok() {
+        5
+    } else {
+        9
     }
 }
 
@@ -255,6 +386,50 @@ mod tests {
         let mut wrong_count = lp(&[vec![1]]);
         wrong_count[4] = 2;
         assert!(listpack(&wrong_count).is_err());
+    }
+
+    #[test]
+    fn built_listpacks_parse_back() {
+        let long = vec![b'L'; 5000];
+        let mid = vec![b'M'; 200];
+        let items: Vec<Vec<u8>> = [
+            &b"0"[..],
+            b"127",
+            b"128",
+            b"-1",
+            b"-4096",
+            b"4095",
+            b"4096",
+            b"-32768",
+            b"32768",
+            b"8388607",
+            b"-8388609",
+            b"2147483647",
+            b"2147483648",
+            b"-9223372036854775808",
+            b"007",
+            b"+5",
+            b"",
+            b"abc",
+            &mid,
+            &long,
+        ]
+        .iter()
+        .map(|s| s.to_vec())
+        .collect();
+        let mut b = LpBuilder::default();
+        for it in &items {
+            b.push_str(it);
+        }
+        let sizes: usize = items.iter().map(|i| LpBuilder::with_backlen(LpBuilder::entry_len(i))).sum();
+        assert_eq!(b.bytes(), 6 + sizes + 1);
+        let lp = b.finish();
+        assert_eq!(listpack(&lp).unwrap(), items);
+        // Back-lengths: the last byte of every entry, read backwards, gives
+        // the entry's size (what Redis walks from the tail with).
+        assert_eq!(lp[lp.len() - 2] & 0x80, 0x80, "a 5005-byte entry has a 2-byte back-length");
+        assert_eq!(lp_backlen_size(16_382), 2);
+        assert_eq!(lp_backlen_size(16_383), 3);
     }
 
     #[test]

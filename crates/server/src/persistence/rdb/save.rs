@@ -1,18 +1,24 @@
 //! Writing the keyspace as an RDB version 10 file, as Redis 7.0 does: AUX
 //! fields, then per non-empty db SELECTDB + RESIZEDB and its keys (with
-//! EXPIRETIME_MS), EOF and the CRC64 trailer. Values use encodings every
-//! Redis 7.0 loads: strings (integer / LZF / raw), plain lists, intsets or
-//! plain sets, ZSET_2 and plain hashes. Files are written atomically: a
+//! EXPIRETIME_MS), EOF and the CRC64 trailer. Values use Redis 7.0's own
+//! encodings: strings (integer / LZF / raw), lists as quicklists of
+//! listpack nodes, intsets or plain sets, and listpacks for small hashes
+//! and zsets (ZSET_2 and plain hashes when large). Files are written atomically: a
 //! `temp-<pid>.rdb` beside the target, fsynced, then renamed over it.
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::format::*;
-use super::packed::build_intset;
-use crate::engine::list::Elem;
+use super::packed::{build_intset, LpBuilder};
+use crate::engine::list::{Elem, List};
 use crate::engine::set::Set;
-use crate::engine::{Db, Keyspace, Str, Value};
+use crate::engine::zset::ZSet;
+use crate::engine::{Db, Hash, Keyspace, Str, Value};
+
+/// Listpack node size of the lists written (Redis's default
+/// `list-max-listpack-size -2`: 8 KB).
+const LIST_NODE_BYTES: usize = 8192;
 
 /// Options from the configuration that shape the file.
 #[derive(Debug, Clone, Copy)]
@@ -27,10 +33,12 @@ pub struct SaveOpts {
 fn type_of(v: &Value) -> u8 {
     match v {
         Value::Str(_) => TYPE_STRING,
-        Value::List(_) => TYPE_LIST,
+        Value::List(_) => TYPE_LIST_QUICKLIST_2,
         Value::Set(Set::Ints(_)) => TYPE_SET_INTSET,
         Value::Set(_) => TYPE_SET,
+        Value::ZSet(z) if matches!(**z, ZSet::Small(_)) => TYPE_ZSET_LISTPACK,
         Value::ZSet(_) => TYPE_ZSET_2,
+        Value::Hash(Hash::Listpack(_)) => TYPE_HASH_LISTPACK,
         Value::Hash(_) => TYPE_HASH,
     }
 }
@@ -39,13 +47,7 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
     match v {
         Value::Str(Str::Int(i)) => w.int_string(*i),
         Value::Str(s) => w.string(s.as_slice().unwrap_or_default()),
-        Value::List(l) => {
-            w.length(l.len() as u64)?;
-            l.iter().try_for_each(|e| match e {
-                Elem::Int(i) => w.int_string(i),
-                Elem::Bytes(b) => w.string(b),
-            })
-        }
+        Value::List(l) => write_list(w, l),
         Value::Set(Set::Ints(ints)) => {
             let vals: Vec<i64> = ints.iter().collect();
             w.string(&build_intset(&vals))
@@ -59,6 +61,23 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
                 }
             });
             res
+        }
+        Value::ZSet(z) if matches!(**z, ZSet::Small(_)) => {
+            let mut lp = LpBuilder::default();
+            z.for_range(0, z.len(), false, &mut |it| {
+                lp.push_str(it.member());
+                push_score(&mut lp, it.score);
+                true
+            });
+            w.string(&lp.finish())
+        }
+        Value::Hash(h @ Hash::Listpack(_)) => {
+            let mut lp = LpBuilder::default();
+            for (f, val) in h.iter() {
+                lp.push_str(f);
+                lp.push_str(val);
+            }
+            w.string(&lp.finish())
         }
         Value::ZSet(z) => {
             w.length(z.len() as u64)?;
@@ -74,6 +93,69 @@ fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
             h.iter().try_for_each(|(f, v)| w.string(f).and_then(|_| w.string(v)))
         }
     }
+}
+
+/// A score as Redis stores it in a listpack: integral values as integers,
+/// others as the shortest text that reads back to the same double.
+fn push_score(lp: &mut LpBuilder, score: f64) {
+    if score == 0.0 && score.is_sign_negative() {
+        lp.push_str(b"-0");
+    } else if score.fract() == 0.0 && score.abs() < 9.0e15 {
+        lp.push_int(score as i64);
+    } else if score.is_infinite() {
+        lp.push_str(if score > 0.0 { b"inf" } else { b"-inf" });
+    } else {
+        lp.push_str(format!("{score:e}").as_bytes());
+    }
+}
+
+fn elem_len(e: Elem) -> usize {
+    LpBuilder::with_backlen(match e {
+        Elem::Int(i) => LpBuilder::int_entry_len(i),
+        Elem::Bytes(b) => LpBuilder::entry_len(b),
+    })
+}
+
+/// Split a list into ~8 KB listpack nodes: `node` gets each node's first
+/// element index and element count (one pass to count, one to write).
+fn list_nodes(l: &List, mut node: impl FnMut(usize, usize) -> io::Result<()>) -> io::Result<()> {
+    let (mut start, mut count, mut bytes) = (0, 0, 7);
+    for (i, e) in l.iter().enumerate() {
+        let n = elem_len(e);
+        if count > 0 && (bytes + n > LIST_NODE_BYTES || count == 65535) {
+            node(start, count)?;
+            (start, count, bytes) = (i, 0, 7);
+        }
+        count += 1;
+        bytes += n;
+    }
+    if count > 0 {
+        node(start, count)?;
+    }
+    Ok(())
+}
+
+/// A list as QUICKLIST_2: the node count, then each node as a packed
+/// listpack (LZF-compressed by the string writer when that pays).
+fn write_list<W: Write>(w: &mut Writer<W>, l: &List) -> io::Result<()> {
+    let mut nodes = 0u64;
+    list_nodes(l, |_, _| {
+        nodes += 1;
+        Ok(())
+    })?;
+    w.length(nodes)?;
+    let mut it = l.iter();
+    list_nodes(l, |_, count| {
+        let mut lp = LpBuilder::default();
+        for e in it.by_ref().take(count) {
+            match e {
+                Elem::Int(i) => lp.push_int(i),
+                Elem::Bytes(b) => lp.push_str(b),
+            }
+        }
+        w.length(QUICKLIST_NODE_PACKED)?;
+        w.string(&lp.finish())
+    })
 }
 
 fn aux<W: Write>(w: &mut Writer<W>, key: &str, val: &[u8]) -> io::Result<()> {

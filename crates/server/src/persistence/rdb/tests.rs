@@ -69,7 +69,15 @@ fn sample() -> Keyspace {
     put(db, "set_ints", set(&[b"1".to_vec(), b"-70000".to_vec(), b"9223372036854775807".to_vec()]), None);
     put(db, "set_strs", set(&[b"x".to_vec(), b"y".to_vec(), b"12".to_vec()]), None);
     put(db, "set_big", set(&nums(2000, |i| i.to_string())), None);
-    let items = [(b"a".to_vec(), 1.5), (b"b".to_vec(), f64::INFINITY), (b"c".to_vec(), f64::NEG_INFINITY)];
+    let items = [
+        (b"a".to_vec(), 1.5),
+        (b"b".to_vec(), f64::INFINITY),
+        (b"c".to_vec(), f64::NEG_INFINITY),
+        (b"d".to_vec(), -0.0),
+        (b"e".to_vec(), 1e300),
+        (b"f".to_vec(), -123456.0),
+        (b"g".to_vec(), 0.1),
+    ];
     put(db, "zset_small", zset(&items), Some(NOW + 5));
     let big: Vec<(Vec<u8>, f64)> = (0..500).map(|i| (format!("m{i}").into_bytes(), i as f64 / 3.0)).collect();
     put(db, "zset_big", zset(&big), None);
@@ -117,6 +125,9 @@ fn every_type_and_encoding_round_trips() {
     assert_eq!(enc(b"hash_small"), "listpack");
     assert_eq!(enc(b"hash_big"), "hashtable");
     assert_eq!(enc(b"int"), "int");
+    let mut back = back;
+    let z = back.dbs[0].get_zset(b"zset_small", NOW).unwrap().unwrap();
+    assert_eq!((z.score(b"g"), z.score(b"e")), (Some(0.1), Some(1e300)));
 }
 
 #[test]
