@@ -191,6 +191,18 @@ impl Db {
         }
     }
 
+    /// Add a key known to be absent (loading a snapshot): one lookup instead
+    /// of `set`'s several. False, changing nothing, if the key exists.
+    pub fn insert_new(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, now_ms: i64) -> bool {
+        let hash = self.dict.hash_key(key);
+        if self.dict.get_hashed(hash, key).is_some() {
+            return false;
+        }
+        let e = self.dict.insert_new_hashed(hash, key, Entry { value, access: clock_secs(now_ms), volatile: false });
+        apply_expire(e, &mut self.expires, hash, key, expire_at);
+        true
+    }
+
     /// Remove a key, returning its entry (its expiry is dropped).
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let hash = self.dict.hash_key(key);

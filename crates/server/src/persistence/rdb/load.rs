@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::engine::hash::HashLimits;
 use crate::engine::list::{End, Fill, List};
 use crate::engine::numeric::format_i64;
+use crate::engine::value::EMBSTR_MAX;
 use crate::engine::zset::{Limits, ZSet};
 use crate::engine::{Hash, Keyspace, Set, Str, Value};
 
@@ -80,9 +81,17 @@ impl<R: Read> Reader<R> {
     }
 
     pub fn bytes(&mut self, n: u64) -> LResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.bytes_into(n, &mut out)?;
+        Ok(out)
+    }
+
+    /// Read `n` bytes, replacing `out`'s contents (reusing its buffer).
+    fn bytes_into(&mut self, n: u64, out: &mut Vec<u8>) -> LResult<()> {
+        out.clear();
         // Grow as data really arrives, so a corrupt huge length fails as a
         // short read instead of a huge allocation.
-        let mut out = Vec::with_capacity(n.min(1 << 20) as usize);
+        out.reserve(n.min(1 << 20) as usize);
         let mut left = n;
         while left > 0 {
             let chunk = left.min(1 << 20) as usize;
@@ -91,7 +100,7 @@ impl<R: Read> Reader<R> {
             self.fill(&mut out[start..])?;
             left -= chunk as u64;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A length, or (value, true) for a special string encoding.
@@ -115,9 +124,16 @@ impl<R: Read> Reader<R> {
     }
 
     pub fn string(&mut self) -> LResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.string_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Read a string into `out` (reusing its buffer: the per-key hot path).
+    pub fn string_into(&mut self, out: &mut Vec<u8>) -> LResult<()> {
         let (n, encoded) = self.len_or_enc()?;
         if !encoded {
-            return self.bytes(n);
+            return self.bytes_into(n, out);
         }
         let v = match n as u8 {
             ENC_INT8 => i64::from(self.u8()? as i8),
@@ -128,15 +144,18 @@ impl<R: Read> Reader<R> {
                 let len = self.length()?;
                 let data = self.bytes(clen)?;
                 return match super::lzf::decompress(&data, len as usize) {
-                    Some(s) => Ok(s),
+                    Some(s) => {
+                        *out = s;
+                        Ok(())
+                    }
                     None => self.error("invalid LZF-compressed string"),
                 };
             }
             other => return self.error(format!("unknown string encoding {other}")),
         };
-        let mut s = Vec::with_capacity(20);
-        format_i64(&mut s, v);
-        Ok(s)
+        out.clear();
+        format_i64(out, v);
+        Ok(())
     }
 
     /// The old text-encoded double (RDB_TYPE_ZSET).
@@ -298,10 +317,18 @@ fn read_zset<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value>
     Ok(Value::ZSet(Box::new(zset_of(items, lim))))
 }
 
-/// Read one value of RDB type `t`.
-fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value> {
+/// Read one value of RDB type `t`; `scratch` is a reusable buffer.
+fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Vec<u8>) -> LResult<Value> {
     Ok(match t {
-        TYPE_STRING => Value::Str(Str::from_vec(r.string()?)),
+        TYPE_STRING => {
+            r.string_into(scratch)?;
+            // Short strings are copied inline: keep the buffer for the next.
+            Value::Str(if scratch.len() <= EMBSTR_MAX {
+                Str::from_bytes(scratch)
+            } else {
+                Str::from_vec(std::mem::take(scratch))
+            })
+        }
         TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => read_list(r, t, lim)?,
         TYPE_SET => {
             let n = r.length()?;
@@ -395,6 +422,7 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
     let lim = Limits3::of(cfg);
     let mut stats = LoadStats::default();
     let (mut db, mut expire) = (0usize, None::<i64>);
+    let (mut key, mut scratch) = (Vec::new(), Vec::new());
     loop {
         let op = r.u8()?;
         match op {
@@ -428,13 +456,16 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
             OP_MODULE_AUX => return r.error("the RDB holds module auxiliary data, which Volley cannot load"),
             OP_FUNCTION | OP_FUNCTION2 => return r.error("the RDB holds Redis functions, which Volley cannot load"),
             t => {
-                let key = r.string()?;
-                let value = read_value(&mut r, t, &lim)?;
+                r.string_into(&mut key)?;
+                let value = read_value(&mut r, t, &lim, &mut scratch)?;
                 let at = expire.take();
                 if at.is_some_and(|at| at < now_ms) {
                     stats.keys_expired += 1;
                 } else if !is_empty(&value) {
-                    ks.dbs[db].set(&key, value, at, false, now_ms);
+                    if !ks.dbs[db].insert_new(&key, value, at, now_ms) {
+                        let name = String::from_utf8_lossy(&key);
+                        return r.error(format!("duplicated key '{name}' in DB {db}"));
+                    }
                     stats.keys_loaded += 1;
                 }
             }

@@ -266,3 +266,13 @@ fn damaged_files_are_refused_with_offsets() {
     unchecked[n - 8..].fill(0);
     assert!(load_bytes(&unchecked).is_ok());
 }
+
+#[test]
+fn duplicated_keys_are_refused() {
+    let mut v = b"REDIS0010".to_vec();
+    v.extend_from_slice(&[254, 0, 0, 1, b'k', 1, b'a', 0, 1, b'k', 1, b'b', 255]);
+    let crc = CRC64.checksum(&v);
+    v.extend_from_slice(&crc.to_le_bytes());
+    let e = load_bytes(&v).err().expect("a key twice is corruption");
+    assert!(e.msg.contains("duplicated key 'k' in DB 0"), "{e}");
+}
