@@ -174,7 +174,7 @@ pub fn human_bytes(n: u64) -> String {
 }
 
 /// Resident set size in bytes, from /proc/self/statm.
-fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     // SAFETY: sysconf has no memory-safety preconditions.
@@ -218,13 +218,9 @@ fn persistence(srv: &Server, s: &mut Section) {
     s.zeros(&["loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age"]);
     s.field("current_fork_perc", "0.00");
     s.zeros(&["current_save_keys_processed", "current_save_keys_total"]);
-    s.field("rdb_changes_since_last_save", srv.dirty);
-    s.field("rdb_bgsave_in_progress", 0);
-    s.field("rdb_last_save_time", srv.start_unix_ms / 1000);
-    s.field("rdb_last_bgsave_status", "ok");
-    s.field("rdb_last_bgsave_time_sec", -1);
-    s.field("rdb_current_bgsave_time_sec", -1);
-    s.zeros(&["rdb_saves", "rdb_last_cow_size", "rdb_last_load_keys_expired", "rdb_last_load_keys_loaded"]);
+    for (name, value) in crate::persistence::rdb::info_fields(srv, crate::server::unix_ms()) {
+        s.field(name, value);
+    }
     for (name, value) in crate::persistence::aof::info_fields(srv) {
         s.field(name, value);
     }

@@ -531,6 +531,13 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     dispose(old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
+    crate::persistence::rdb::after_flushall(ctx.srv);
+    if ctx.propagating() {
+        // The save above may leave the change counter where it was: the
+        // AOF must still get the flush.
+        let args: Vec<&[u8]> = argv.iter_from(0).collect();
+        ctx.propagate_as(&args);
+    }
     ctx.r.ok();
 }
 

@@ -40,6 +40,7 @@ pub fn register_all(r: &mut Registry) {
     list::register(r);
     aof::register(r);
     script::register(r);
+    crate::persistence::rdb::commands::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

@@ -132,6 +132,16 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"))?;
     }
     let cfg = &ctx.srv.config;
+    if cfg.dbfilename != before.dbfilename && cfg.dbfilename.contains('/') {
+        return Err("ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, \
+                    just a filename"
+            .into());
+    }
+    if cfg.dir != before.dir {
+        crate::persistence::rdb::change_dir(ctx.srv)
+            .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}"))?;
+    }
+    let cfg = &ctx.srv.config;
     if cfg.loglevel != before.loglevel {
         crate::log::set_level(cfg.loglevel);
     }
@@ -206,7 +216,7 @@ fn time(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 fn lastsave(ctx: &mut Ctx, _argv: &Argv) {
-    ctx.r.int(ctx.srv.start_unix_ms / 1000);
+    ctx.r.int(ctx.srv.rdb.last_save);
 }
 
 fn shutdown(ctx: &mut Ctx, argv: &Argv) {
@@ -263,8 +273,23 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
         }
         return ctx.r.ok();
     }
+    if argv.is(1, "reload") && argv.len() == 2 {
+        return match crate::persistence::rdb::debug_reload(ctx.srv) {
+            Ok(()) => ctx.r.ok(),
+            Err(e) => ctx.r.error(&e),
+        };
+    }
     if argv.is(1, "help") {
-        return help_reply(ctx, "DEBUG", &["SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed."]);
+        return help_reply(
+            ctx,
+            "DEBUG",
+            &[
+                "RELOAD",
+                "    Save the RDB on disk and reload it back to memory.",
+                "SLEEP <seconds>",
+                "    Stop the server for <seconds>. Decimals allowed.",
+            ],
+        );
     }
     let sub = String::from_utf8_lossy(argv.get(1)).into_owned();
     ctx.r.error(&format!("ERR unknown subcommand '{}'. Try DEBUG HELP.", sub))

@@ -6,7 +6,8 @@ use super::{flags, Argv, CommandSpec, Ctx};
 pub type Guard = fn(&mut Ctx, &CommandSpec, &Argv) -> Result<(), String>;
 
 /// The guards, in the order Redis's `processCommand` applies them.
-pub const GUARDS: &[Guard] = &[require_auth, reject_while_busy, refuse_writes_on_aof_error];
+pub const GUARDS: &[Guard] =
+    &[require_auth, reject_while_busy, refuse_writes_after_failed_save, refuse_writes_on_aof_error];
 
 /// Unauthenticated clients may only run commands flagged `no_auth`.
 fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
@@ -36,4 +37,30 @@ fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(
         return Ok(());
     }
     Err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.".to_string())
+}
+
+/// Redis's reply when `stop-writes-on-bgsave-error` stops writes.
+const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to \
+                       disk. Commands that may modify the data set are disabled, because this instance is configured \
+                       to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). \
+                       Please check the Redis logs for details about the RDB error.";
+
+/// After a failed background save (with save points configured), refuse
+/// writes, EXEC of a block holding writes, and PING, as Redis 7.0 does;
+/// reads keep working.
+fn refuse_writes_after_failed_save(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+    if !crate::persistence::rdb::writes_denied(ctx.srv) {
+        return Ok(());
+    }
+    let srv = &*ctx.srv;
+    let queued_write = spec.name == "exec"
+        && srv
+            .clients
+            .get(ctx.cid)
+            .and_then(|c| c.tx.as_ref())
+            .is_some_and(|tx| tx.queued.iter().any(|(id, _)| srv.registry.spec(*id).flags & flags::WRITE != 0));
+    if spec.flags & flags::WRITE != 0 || spec.name == "ping" || queued_write {
+        return Err(MISCONF.to_string());
+    }
+    Ok(())
 }

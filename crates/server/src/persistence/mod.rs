@@ -14,6 +14,8 @@ use child::ChildKind;
 /// Load the dataset at start: the append-only file when `appendonly yes`
 /// (it is the more complete record), else the RDB snapshot, as Redis does.
 pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
+    // Redis works inside `dir`: both formats' files live there.
+    rdb::enter_dir(srv)?;
     if srv.config.appendonly {
         aof::load_at_start(srv)
     } else {
@@ -39,6 +41,9 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
 pub fn on_shutdown(srv: &mut Server, save: crate::server::Shutdown) -> io::Result<()> {
     if let Some(exit) = srv.children.kill() {
         crate::log_at!(Warning, "There is a child saving an .rdb or rewriting the AOF. Killing it (pid {})", exit.pid);
+        if exit.kind == ChildKind::Rdb {
+            rdb::remove_temp(srv, exit.pid);
+        }
     }
     aof::on_shutdown(srv)?;
     rdb::on_shutdown(srv, save)

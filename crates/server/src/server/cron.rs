@@ -14,8 +14,12 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
     let hz = srv.config.hz.clamp(1, 500);
     let budget = Duration::from_micros(1_000_000 / hz as u64 / EXPIRE_TIME_SHARE as u64);
     let start = Instant::now();
-    for db in &mut srv.keyspace.dbs {
-        db.maintain(100);
+    // As Redis does, no rehashing or shrinking while a child holds a
+    // copy-on-write image: moving entries would copy their pages.
+    if srv.children.running().is_none() {
+        for db in &mut srv.keyspace.dbs {
+            db.maintain(100);
+        }
     }
     // Keep expiring while slices find plenty of expired keys and time remains.
     for db in &mut srv.keyspace.dbs {

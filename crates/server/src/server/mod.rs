@@ -232,6 +232,8 @@ pub struct Server {
     pub scripting: crate::scripting::Scripting,
     /// Set by the event loop: serves other clients while a script is busy.
     pub busy_hook: Option<Box<dyn crate::scripting::BusyHook>>,
+    /// RDB save/load bookkeeping (LASTSAVE, INFO persistence, MISCONF).
+    pub rdb: crate::persistence::rdb::RdbState,
 }
 
 impl Server {
@@ -261,6 +263,7 @@ impl Server {
             aof: Default::default(),
             scripting: crate::scripting::Scripting::new(),
             busy_hook: None,
+            rdb: crate::persistence::rdb::RdbState::new(now / 1000),
         }
     }
 }

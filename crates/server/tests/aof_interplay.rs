@@ -1,6 +1,7 @@
-//! Scripts in the append-only file: a script's writes are written as one
-//! MULTI/EXEC block of the commands it ran (never the EVAL itself, whose
-//! replay could differ), and a read-only script writes nothing.
+//! The append-only file meeting the other features: a script's writes are
+//! written as one MULTI/EXEC block of the commands it ran (never the EVAL
+//! itself, whose replay could differ), and FLUSHALL reaches the file even
+//! when its RDB save resets the change counter.
 mod aof_support;
 mod common;
 
@@ -30,4 +31,21 @@ fn script_effects_are_one_block_and_replay() {
     let srv = start_aof(&dir, &[]);
     let mut c = srv.client();
     assert_eq!(dump(&mut c, 1), before);
+}
+
+#[test]
+fn flushall_with_save_points_still_reaches_the_aof() {
+    let dir = DataDir::new("flushall");
+    let mut srv = start_aof(&dir, &["--appendfsync", "always", "--save", "3600 1"]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["SET", "a", "1"]), ok());
+    // FLUSHALL saves at once with save points set, and resets the change
+    // counter to 1: the flush must be in the file all the same.
+    assert_eq!(c.cmd(&["FLUSHALL"]), ok());
+    assert_eq!(c.cmd(&["SET", "b", "2"]), ok());
+    assert_eq!(c.cmd(&["FLUSHALL"]), ok());
+    kill9(&mut srv);
+    let srv = start_aof(&dir, &["--save", ""]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["DBSIZE"]), int(0));
 }

@@ -1,0 +1,485 @@
+//! Reading an RDB file into the keyspace: every type and encoding Redis 7.0
+//! writes (and the older ziplist ones), expiries, several databases and AUX
+//! fields. Values are rebuilt through the engine's own constructors, so the
+//! configured listpack/intset thresholds decide their encodings. Any defect
+//! (bad checksum, unknown type, short read, corrupt blob) is an error naming
+//! the byte offset: the caller refuses to start rather than load partially.
+use std::io::{self, Read};
+
+use crc::{Digest, Table};
+
+use super::format::*;
+use super::packed;
+use crate::config::Config;
+use crate::engine::hash::HashLimits;
+use crate::engine::list::{End, Fill, List};
+use crate::engine::numeric::format_i64;
+use crate::engine::value::EMBSTR_MAX;
+use crate::engine::zset::{Limits, ZSet};
+use crate::engine::{Hash, Keyspace, Set, Str, Value};
+
+/// Why a load failed, and where.
+#[derive(Debug)]
+pub struct LoadError {
+    pub offset: u64,
+    pub msg: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (at byte offset {})", self.msg, self.offset)
+    }
+}
+
+type LResult<T> = Result<T, LoadError>;
+
+/// What a load found (INFO `rdb_last_load_keys_*`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LoadStats {
+    pub keys_loaded: u64,
+    pub keys_expired: u64,
+}
+
+/// Decodes RDB items from `R`, tracking the offset and the running CRC64.
+pub struct Reader<R: Read> {
+    inp: R,
+    pos: u64,
+    digest: Digest<'static, u64, Table<16>>,
+}
+
+impl<R: Read> Reader<R> {
+    pub fn new(inp: R) -> Self {
+        Reader { inp, pos: 0, digest: CRC64.digest() }
+    }
+
+    pub fn error<T>(&self, msg: impl Into<String>) -> LResult<T> {
+        Err(LoadError { offset: self.pos, msg: msg.into() })
+    }
+
+    fn fill(&mut self, buf: &mut [u8]) -> LResult<()> {
+        match self.inp.read_exact(buf) {
+            Ok(()) => {
+                self.digest.update(buf);
+                self.pos += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => self.error("unexpected end of file (truncated RDB)"),
+            Err(e) => self.error(format!("read error: {e}")),
+        }
+    }
+
+    pub fn u8(&mut self) -> LResult<u8> {
+        let mut b = [0u8; 1];
+        self.fill(&mut b)?;
+        Ok(b[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> LResult<[u8; N]> {
+        let mut b = [0u8; N];
+        self.fill(&mut b)?;
+        Ok(b)
+    }
+
+    pub fn bytes(&mut self, n: u64) -> LResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.bytes_into(n, &mut out)?;
+        Ok(out)
+    }
+
+    /// Read `n` bytes, replacing `out`'s contents (reusing its buffer).
+    fn bytes_into(&mut self, n: u64, out: &mut Vec<u8>) -> LResult<()> {
+        out.clear();
+        // Grow as data really arrives, so a corrupt huge length fails as a
+        // short read instead of a huge allocation.
+        out.reserve(n.min(1 << 20) as usize);
+        let mut left = n;
+        while left > 0 {
+            let chunk = left.min(1 << 20) as usize;
+            let start = out.len();
+            out.resize(start + chunk, 0);
+            self.fill(&mut out[start..])?;
+            left -= chunk as u64;
+        }
+        Ok(())
+    }
+
+    /// A length, or (value, true) for a special string encoding.
+    fn len_or_enc(&mut self) -> LResult<(u64, bool)> {
+        let b = self.u8()?;
+        Ok(match b >> 6 {
+            0 => (u64::from(b & 0x3f), false),
+            1 => (u64::from(b & 0x3f) << 8 | u64::from(self.u8()?), false),
+            2 if b == 0x80 => (u64::from(u32::from_be_bytes(self.array()?)), false),
+            2 if b == 0x81 => (u64::from_be_bytes(self.array()?), false),
+            2 => return self.error(format!("unknown length encoding 0x{b:02x}")),
+            _ => (u64::from(b & 0x3f), true),
+        })
+    }
+
+    pub fn length(&mut self) -> LResult<u64> {
+        match self.len_or_enc()? {
+            (n, false) => Ok(n),
+            _ => self.error("string encoding where a length was expected"),
+        }
+    }
+
+    pub fn string(&mut self) -> LResult<Vec<u8>> {
+        let mut out = Vec::new();
+        self.string_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Read a string into `out` (reusing its buffer: the per-key hot path).
+    pub fn string_into(&mut self, out: &mut Vec<u8>) -> LResult<()> {
+        let (n, encoded) = self.len_or_enc()?;
+        if !encoded {
+            return self.bytes_into(n, out);
+        }
+        let v = match n as u8 {
+            ENC_INT8 => i64::from(self.u8()? as i8),
+            ENC_INT16 => i64::from(i16::from_le_bytes(self.array()?)),
+            ENC_INT32 => i64::from(i32::from_le_bytes(self.array()?)),
+            ENC_LZF => {
+                let clen = self.length()?;
+                let len = self.length()?;
+                let data = self.bytes(clen)?;
+                return match super::lzf::decompress(&data, len as usize) {
+                    Some(s) => {
+                        *out = s;
+                        Ok(())
+                    }
+                    None => self.error("invalid LZF-compressed string"),
+                };
+            }
+            other => return self.error(format!("unknown string encoding {other}")),
+        };
+        out.clear();
+        format_i64(out, v);
+        Ok(())
+    }
+
+    /// The old text-encoded double (RDB_TYPE_ZSET).
+    fn text_double(&mut self) -> LResult<f64> {
+        match self.u8()? {
+            253 => Ok(f64::NAN),
+            254 => Ok(f64::INFINITY),
+            255 => Ok(f64::NEG_INFINITY),
+            n => {
+                let b = self.bytes(u64::from(n))?;
+                match std::str::from_utf8(&b).ok().and_then(|s| s.parse().ok()) {
+                    Some(v) => Ok(v),
+                    None => self.error("invalid double value"),
+                }
+            }
+        }
+    }
+
+    pub fn u64_le(&mut self) -> LResult<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// The CRC64 of everything read so far.
+    pub fn checksum(&self) -> u64 {
+        self.digest.clone().finalize()
+    }
+}
+
+/// The engine limits that pick encodings for loaded values.
+struct Limits3 {
+    hash: HashLimits,
+    zset: Limits,
+    intset: u64,
+    fill: Fill,
+}
+
+impl Limits3 {
+    fn of(cfg: &Config) -> Self {
+        Limits3 {
+            hash: HashLimits { entries: cfg.hash_max_listpack_entries, value: cfg.hash_max_listpack_value },
+            zset: Limits {
+                entries: cfg.zset_max_listpack_entries as usize,
+                value: cfg.zset_max_listpack_value as usize,
+            },
+            intset: cfg.set_max_intset_entries,
+            fill: Fill(cfg.list_max_listpack_size),
+        }
+    }
+}
+
+fn unpack<R: Read>(r: &Reader<R>, res: packed::PackedResult<Vec<Vec<u8>>>) -> LResult<Vec<Vec<u8>>> {
+    res.or_else(|e| r.error(e))
+}
+
+fn parse_score<R: Read>(r: &Reader<R>, s: &[u8]) -> LResult<f64> {
+    match std::str::from_utf8(s).ok().and_then(|s| s.parse::<f64>().ok()) {
+        Some(v) => Ok(v),
+        None => r.error("invalid zset score"),
+    }
+}
+
+fn list_of(items: impl IntoIterator<Item = Vec<u8>>, lim: &Limits3, list: &mut List) {
+    for it in items {
+        list.push(End::Tail, &it, lim.fill);
+    }
+}
+
+fn set_of(members: Vec<Vec<u8>>, lim: &Limits3) -> Set {
+    let mut set = if members.len() as u64 > lim.intset { Set::Table(Box::default()) } else { Set::new_intset() };
+    let refs: Vec<&[u8]> = members.iter().map(Vec::as_slice).collect();
+    set.insert_many(&refs, lim.intset);
+    set
+}
+
+fn zset_of(pairs: Vec<(Vec<u8>, f64)>, lim: &Limits3) -> ZSet {
+    let maxlen = pairs.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+    let mut z = ZSet::for_size(pairs.len(), maxlen, lim.zset);
+    for (m, s) in pairs {
+        z.set(&m, s, lim.zset);
+    }
+    z
+}
+
+fn hash_of(pairs: Vec<(Vec<u8>, Vec<u8>)>, lim: &Limits3) -> Hash {
+    let mut h = if pairs.len() as u64 > lim.hash.entries { Hash::Table(Box::default()) } else { Hash::default() };
+    let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (f.as_slice(), v.as_slice())).collect();
+    h.insert_many(&refs, lim.hash);
+    h
+}
+
+fn pairs(flat: Vec<Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = flat.into_iter();
+    let mut out = Vec::new();
+    while let (Some(a), Some(b)) = (it.next(), it.next()) {
+        out.push((a, b));
+    }
+    out
+}
+
+/// Read a list in any of its encodings.
+fn read_list<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value> {
+    let mut list = List::new();
+    match t {
+        TYPE_LIST => {
+            for _ in 0..r.length()? {
+                let s = r.string()?;
+                list.push(End::Tail, &s, lim.fill);
+            }
+        }
+        TYPE_LIST_ZIPLIST => {
+            let blob = r.string()?;
+            list_of(unpack(r, packed::ziplist(&blob))?, lim, &mut list);
+        }
+        _ => {
+            for _ in 0..r.length()? {
+                let container = if t == TYPE_LIST_QUICKLIST_2 { r.length()? } else { QUICKLIST_NODE_PACKED };
+                let blob = r.string()?;
+                match (container, t) {
+                    (QUICKLIST_NODE_PLAIN, _) => list.push(End::Tail, &blob, lim.fill),
+                    (QUICKLIST_NODE_PACKED, TYPE_LIST_QUICKLIST) => {
+                        list_of(unpack(r, packed::ziplist(&blob))?, lim, &mut list)
+                    }
+                    (QUICKLIST_NODE_PACKED, _) => list_of(unpack(r, packed::listpack(&blob))?, lim, &mut list),
+                    (c, _) => return r.error(format!("unknown quicklist node container {c}")),
+                }
+            }
+        }
+    }
+    Ok(Value::List(list))
+}
+
+fn read_zset<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value> {
+    let items = match t {
+        TYPE_ZSET | TYPE_ZSET_2 => {
+            let n = r.length()?;
+            let mut v = Vec::with_capacity(n.min(1 << 16) as usize);
+            for _ in 0..n {
+                let m = r.string()?;
+                let s = if t == TYPE_ZSET_2 { f64::from_bits(r.u64_le()?) } else { r.text_double()? };
+                if s.is_nan() {
+                    return r.error("zset score is NaN");
+                }
+                v.push((m, s));
+            }
+            v
+        }
+        _ => {
+            let blob = r.string()?;
+            let flat =
+                unpack(r, if t == TYPE_ZSET_ZIPLIST { packed::ziplist(&blob) } else { packed::listpack(&blob) })?;
+            let mut v = Vec::with_capacity(flat.len() / 2);
+            for (m, s) in pairs(flat) {
+                let score = parse_score(r, &s)?;
+                v.push((m, score));
+            }
+            v
+        }
+    };
+    Ok(Value::ZSet(Box::new(zset_of(items, lim))))
+}
+
+/// Read one value of RDB type `t`; `scratch` is a reusable buffer.
+fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Vec<u8>) -> LResult<Value> {
+    Ok(match t {
+        TYPE_STRING => {
+            r.string_into(scratch)?;
+            // Short strings are copied inline: keep the buffer for the next.
+            Value::Str(if scratch.len() <= EMBSTR_MAX {
+                Str::from_bytes(scratch)
+            } else {
+                Str::from_vec(std::mem::take(scratch))
+            })
+        }
+        TYPE_LIST | TYPE_LIST_ZIPLIST | TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => read_list(r, t, lim)?,
+        TYPE_SET => {
+            let n = r.length()?;
+            let mut ms = Vec::with_capacity(n.min(1 << 16) as usize);
+            for _ in 0..n {
+                ms.push(r.string()?);
+            }
+            Value::Set(set_of(ms, lim))
+        }
+        TYPE_SET_INTSET => {
+            let blob = r.string()?;
+            let ints = packed::intset(&blob).or_else(|e| r.error(e))?;
+            let ms = ints
+                .into_iter()
+                .map(|v| {
+                    let mut s = Vec::with_capacity(20);
+                    format_i64(&mut s, v);
+                    s
+                })
+                .collect();
+            Value::Set(set_of(ms, lim))
+        }
+        TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => read_zset(r, t, lim)?,
+        TYPE_HASH => {
+            let n = r.length()?;
+            let mut ps = Vec::with_capacity(n.min(1 << 16) as usize);
+            for _ in 0..n {
+                ps.push((r.string()?, r.string()?));
+            }
+            Value::Hash(hash_of(ps, lim))
+        }
+        TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
+            let blob = r.string()?;
+            let flat =
+                unpack(r, if t == TYPE_HASH_ZIPLIST { packed::ziplist(&blob) } else { packed::listpack(&blob) })?;
+            Value::Hash(hash_of(pairs(flat), lim))
+        }
+        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
+            return r.error("the RDB holds a stream, a type Volley does not support")
+        }
+        TYPE_MODULE | TYPE_MODULE_2 => return r.error("the RDB holds a module value, which Volley cannot load"),
+        TYPE_HASH_ZIPMAP => return r.error("the RDB holds a zipmap hash (Redis < 2.6), which Volley cannot load"),
+        other => return r.error(format!("unknown RDB value type {other}")),
+    })
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Str(_) => false,
+        Value::List(l) => l.is_empty(),
+        Value::Set(s) => s.is_empty(),
+        Value::ZSet(z) => z.is_empty(),
+        Value::Hash(h) => h.is_empty(),
+    }
+}
+
+fn aux_log(key: &[u8], val: &[u8]) {
+    let v = String::from_utf8_lossy(val);
+    match key {
+        b"redis-ver" => crate::log_at!(Notice, "Loading RDB produced by version {v}"),
+        b"ctime" => {
+            let now = crate::server::unix_ms() / 1000;
+            let age = v.parse::<i64>().map_or(0, |c| (now - c).max(0));
+            crate::log_at!(Notice, "RDB age {age} seconds");
+        }
+        b"used-mem" => {
+            let mb = v.parse::<f64>().unwrap_or(0.0) / (1024.0 * 1024.0);
+            crate::log_at!(Notice, "RDB memory usage when created {mb:.2} Mb");
+        }
+        _ => {}
+    }
+}
+
+fn read_header<R: Read>(r: &mut Reader<R>) -> LResult<u32> {
+    let magic: [u8; 9] = r.array()?;
+    if &magic[..5] != b"REDIS" {
+        return Err(LoadError { offset: 0, msg: "wrong signature: not an RDB file".into() });
+    }
+    let ver = std::str::from_utf8(&magic[5..]).ok().and_then(|s| s.parse::<u32>().ok());
+    match ver {
+        Some(v) if (1..=RDB_VERSION).contains(&v) => Ok(v),
+        _ => Err(LoadError { offset: 5, msg: format!("can't handle RDB format version {:?}", &magic[5..]) }),
+    }
+}
+
+/// Load an RDB stream into `ks` (which the caller has emptied). Keys whose
+/// expiry has passed at `now_ms` are skipped and counted.
+pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LResult<LoadStats> {
+    let mut r = Reader::new(inp);
+    let version = read_header(&mut r)?;
+    let lim = Limits3::of(cfg);
+    let mut stats = LoadStats::default();
+    let (mut db, mut expire) = (0usize, None::<i64>);
+    let (mut key, mut scratch) = (Vec::new(), Vec::new());
+    loop {
+        let op = r.u8()?;
+        match op {
+            OP_EOF => break,
+            OP_SELECTDB => {
+                let n = r.length()?;
+                if n >= ks.dbs.len() as u64 {
+                    return r.error(format!(
+                        "the RDB uses DB {n} but this server is configured with {} databases",
+                        ks.dbs.len()
+                    ));
+                }
+                db = n as usize;
+            }
+            OP_RESIZEDB => {
+                r.length()?;
+                r.length()?;
+            }
+            OP_AUX => {
+                let (k, v) = (r.string()?, r.string()?);
+                aux_log(&k, &v);
+            }
+            OP_EXPIRETIME_MS => expire = Some(r.u64_le()? as i64),
+            OP_EXPIRETIME => expire = Some(i64::from(u32::from_le_bytes(r.array()?)) * 1000),
+            OP_IDLE => {
+                r.length()?;
+            }
+            OP_FREQ => {
+                r.u8()?;
+            }
+            OP_MODULE_AUX => return r.error("the RDB holds module auxiliary data, which Volley cannot load"),
+            OP_FUNCTION | OP_FUNCTION2 => return r.error("the RDB holds Redis functions, which Volley cannot load"),
+            t => {
+                r.string_into(&mut key)?;
+                let value = read_value(&mut r, t, &lim, &mut scratch)?;
+                let at = expire.take();
+                if at.is_some_and(|at| at < now_ms) {
+                    stats.keys_expired += 1;
+                } else if !is_empty(&value) {
+                    if !ks.dbs[db].insert_new(&key, value, at, now_ms) {
+                        let name = String::from_utf8_lossy(&key);
+                        return r.error(format!("duplicated key '{name}' in DB {db}"));
+                    }
+                    stats.keys_loaded += 1;
+                }
+            }
+        }
+    }
+    let computed = r.checksum();
+    if version >= 5 {
+        let stored = r.u64_le()?;
+        if stored != 0 && cfg.rdbchecksum && stored != computed {
+            return Err(LoadError {
+                offset: r.pos - 8,
+                msg: format!("wrong RDB checksum, expected {stored:016x} got {computed:016x}"),
+            });
+        }
+    }
+    Ok(stats)
+}

@@ -1,0 +1,332 @@
+//! RDB snapshots in Redis's own format: the save/load state the server
+//! keeps (last save, BGSAVE status, save points), loading at start, the
+//! background save through the forked child, the save SHUTDOWN owes, and
+//! what FLUSHALL, CONFIG SET dir, DEBUG RELOAD and the MISCONF guard need.
+//! The byte format lives in `format`/`packed`/`lzf`, the file walk in
+//! `save`/`load`, the commands in `commands`.
+pub mod commands;
+mod cow;
+pub mod format;
+pub mod load;
+pub mod lzf;
+pub mod packed;
+pub mod save;
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, BufReader};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::child::{ChildExit, ChildKind};
+use crate::server::{unix_ms, Server, Shutdown};
+use load::LoadStats;
+use save::SaveOpts;
+
+/// Seconds to wait after a failed BGSAVE before save points retry it.
+const BGSAVE_RETRY_DELAY: i64 = 5;
+
+/// What the server remembers about saving and loading (INFO persistence).
+#[derive(Debug, Clone)]
+pub struct RdbState {
+    /// Unix seconds of the last successful save (LASTSAVE).
+    pub last_save: i64,
+    pub last_bgsave_ok: bool,
+    /// Unix seconds of the last BGSAVE attempt (save-point retry delay).
+    pub last_bgsave_try: i64,
+    /// SAVE and BGSAVE runs (INFO `rdb_saves`).
+    pub saves: u64,
+    pub last_bgsave_secs: i64,
+    /// When the running BGSAVE started (unix ms).
+    pub bgsave_started_ms: i64,
+    /// BGSAVE SCHEDULE waiting for another child to finish.
+    pub scheduled: bool,
+    /// `dirty` when the running child forked: what a successful save covers.
+    dirty_at_fork: u64,
+    pub last_load: LoadStats,
+    /// Bytes the last BGSAVE child reported as copied on write.
+    pub last_cow: u64,
+    /// Read end of the pipe the running child reports its CoW size on.
+    cow_fd: Option<i32>,
+}
+
+impl RdbState {
+    pub fn new(now_secs: i64) -> Self {
+        RdbState {
+            last_save: now_secs,
+            last_bgsave_ok: true,
+            last_bgsave_try: 0,
+            saves: 0,
+            last_bgsave_secs: -1,
+            bgsave_started_ms: 0,
+            scheduled: false,
+            dirty_at_fork: 0,
+            last_load: LoadStats::default(),
+            last_cow: 0,
+            cow_fd: None,
+        }
+    }
+}
+
+fn opts(srv: &Server) -> SaveOpts {
+    SaveOpts { compress: srv.config.rdbcompression, checksum: srv.config.rdbchecksum }
+}
+
+fn rdb_path(srv: &Server) -> PathBuf {
+    srv.config.dir.join(&srv.config.dbfilename)
+}
+
+fn used_mem() -> u64 {
+    crate::commands::info::rss_bytes()
+}
+
+/// Move into `dir` as Redis does at start, and remember it absolute (CONFIG
+/// GET dir shows the working directory).
+pub fn enter_dir(srv: &mut Server) -> io::Result<()> {
+    change_dir(srv).map_err(io::Error::other)
+}
+
+/// chdir to `config.dir` (start, CONFIG SET dir); the error is the OS's text.
+pub fn change_dir(srv: &mut Server) -> Result<(), String> {
+    let dir = srv.config.dir.clone();
+    if dir.as_os_str().is_empty() {
+        return Ok(());
+    }
+    std::env::set_current_dir(&dir).map_err(|e| {
+        let text = e.to_string();
+        // Rust appends " (os error N)"; Redis shows strerror alone.
+        text.split(" (os error").next().unwrap_or(&text).to_string()
+    })?;
+    if let Ok(abs) = std::env::current_dir() {
+        srv.config.dir = abs;
+    }
+    Ok(())
+}
+
+/// Load `dir/dbfilename` if it exists; a damaged file is an error that
+/// names the file and offset (the server must not start on half a dataset).
+pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
+    let path = rdb_path(srv);
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io::Error::other(format!("Can't open the RDB file {}: {e}", path.display()))),
+    };
+    let started = Instant::now();
+    let stats = load_file(srv, file, &path)?;
+    crate::log_at!(Notice, "DB loaded from disk: {:.3} seconds", started.elapsed().as_secs_f64());
+    srv.rdb.last_load = stats;
+    Ok(())
+}
+
+fn load_file(srv: &mut Server, file: std::fs::File, path: &std::path::Path) -> io::Result<LoadStats> {
+    let reader = BufReader::with_capacity(1 << 20, file);
+    match load::load(&mut srv.keyspace, reader, &srv.config, unix_ms()) {
+        Ok(stats) => {
+            crate::log_at!(
+                Notice,
+                "Done loading RDB, keys loaded: {}, keys expired: {}.",
+                stats.keys_loaded,
+                stats.keys_expired
+            );
+            Ok(stats)
+        }
+        Err(e) => Err(io::Error::other(format!(
+            "Bad RDB file {} at byte offset {}: {}. Refusing to load it: fix or remove the file.",
+            path.display(),
+            e.offset,
+            e.msg
+        ))),
+    }
+}
+
+/// Save in the foreground (SAVE, SHUTDOWN, FLUSHALL, DEBUG RELOAD).
+pub fn save_sync(srv: &mut Server) -> io::Result<()> {
+    let dir = srv.config.dir.clone();
+    match save::save_to_file(&srv.keyspace, &dir, &srv.config.dbfilename, opts(srv), used_mem()) {
+        Ok(()) => {
+            crate::log_at!(Notice, "DB saved on disk");
+            srv.dirty = 0;
+            srv.rdb.last_save = unix_ms() / 1000;
+            srv.rdb.last_bgsave_ok = true;
+            Ok(())
+        }
+        Err(e) => {
+            crate::log_at!(Warning, "{e}");
+            Err(e)
+        }
+    }
+}
+
+/// Fork a child that writes the snapshot; the event loop keeps serving.
+pub fn bgsave(srv: &mut Server) -> io::Result<i32> {
+    let now = unix_ms();
+    srv.rdb.last_bgsave_try = now / 1000;
+    srv.rdb.dirty_at_fork = srv.dirty;
+    srv.rdb.saves += 1;
+    let (dir, name, opts, mem) = (srv.config.dir.clone(), srv.config.dbfilename.clone(), opts(srv), used_mem());
+    let keyspace = &srv.keyspace;
+    let pipe = cow::pipe();
+    let spawned = srv.children.spawn(ChildKind::Rdb, || match save::save_to_file(keyspace, &dir, &name, opts, mem) {
+        Ok(()) => {
+            crate::log_at!(Notice, "DB saved on disk");
+            cow::report(pipe);
+            true
+        }
+        Err(e) => {
+            crate::log_at!(Warning, "{e}");
+            false
+        }
+    });
+    srv.rdb.cow_fd = cow::parent_end(pipe, spawned.is_ok());
+    match spawned {
+        Ok(pid) => {
+            crate::log_at!(Notice, "Background saving started by pid {pid}");
+            srv.rdb.bgsave_started_ms = now;
+            Ok(pid)
+        }
+        Err(e) => {
+            srv.rdb.last_bgsave_ok = false;
+            crate::log_at!(Warning, "Can't save in background: fork: {e}");
+            Err(e)
+        }
+    }
+}
+
+/// Remove what a killed or failed child left behind.
+pub fn remove_temp(srv: &Server, pid: i32) {
+    let _ = std::fs::remove_file(srv.config.dir.join(format!("temp-{pid}.rdb")));
+}
+
+/// A BGSAVE child finished.
+pub fn child_done(srv: &mut Server, exit: &ChildExit) {
+    srv.rdb.last_bgsave_secs = exit.elapsed.as_secs() as i64;
+    let cow = cow::collect(srv.rdb.cow_fd.take());
+    if exit.ok {
+        srv.rdb.last_cow = cow.unwrap_or(0);
+        crate::log_at!(Notice, "Background saving terminated with success");
+        srv.dirty = srv.dirty.saturating_sub(srv.rdb.dirty_at_fork);
+        srv.rdb.last_save = unix_ms() / 1000;
+        srv.rdb.last_bgsave_ok = true;
+        return;
+    }
+    remove_temp(srv, exit.pid);
+    match exit.signal {
+        Some(sig) => {
+            crate::log_at!(Warning, "Background saving terminated by signal {sig}");
+            // SIGUSR1 is how the server itself stops a child: not a failure.
+            if sig != libc::SIGUSR1 {
+                srv.rdb.last_bgsave_ok = false;
+            }
+        }
+        None => {
+            crate::log_at!(Warning, "Background saving error");
+            srv.rdb.last_bgsave_ok = false;
+        }
+    }
+}
+
+/// Save points and scheduled BGSAVEs, as Redis's serverCron checks them.
+pub fn cron(srv: &mut Server, now_ms: i64) {
+    if srv.children.running().is_some() {
+        return;
+    }
+    let now = now_ms / 1000;
+    let may_retry = srv.rdb.last_bgsave_ok || now - srv.rdb.last_bgsave_try > BGSAVE_RETRY_DELAY;
+    if !may_retry {
+        return;
+    }
+    if srv.rdb.scheduled {
+        srv.rdb.scheduled = false;
+        let _ = bgsave(srv);
+        return;
+    }
+    let due = srv
+        .config
+        .save
+        .iter()
+        .find(|&&(secs, changes)| srv.dirty >= changes && now - srv.rdb.last_save > secs as i64)
+        .copied();
+    if let Some((secs, changes)) = due {
+        crate::log_at!(Notice, "{changes} changes in {secs} seconds. Saving...");
+        let _ = bgsave(srv);
+    }
+}
+
+/// The save SHUTDOWN owes: with save points configured or `SAVE`, never
+/// with `NOSAVE`. An error keeps the server running.
+pub fn on_shutdown(srv: &mut Server, how: Shutdown) -> io::Result<()> {
+    let wanted = match how {
+        Shutdown::Save => true,
+        Shutdown::NoSave => false,
+        Shutdown::Default => !srv.config.save.is_empty(),
+    };
+    if !wanted {
+        return Ok(());
+    }
+    crate::log_at!(Notice, "Saving the final RDB snapshot before exiting.");
+    save_sync(srv).inspect_err(|_| crate::log_at!(Warning, "Error trying to save the DB, can't exit."))
+}
+
+/// After FLUSHALL, as Redis 7.0: stop a running BGSAVE (its snapshot is
+/// stale) and, with save points configured, save the empty dataset at once.
+/// The flush itself still counts as one change afterwards.
+pub fn after_flushall(srv: &mut Server) {
+    if srv.children.running() == Some(ChildKind::Rdb) {
+        if let Some(exit) = srv.children.kill() {
+            remove_temp(srv, exit.pid);
+            cow::collect(srv.rdb.cow_fd.take());
+        }
+    }
+    if !srv.config.save.is_empty() && save_sync(srv).is_ok() {
+        srv.dirty = 1;
+    }
+}
+
+/// MISCONF: the last background save failed, save points are configured
+/// and `stop-writes-on-bgsave-error` is on.
+pub fn writes_denied(srv: &Server) -> bool {
+    srv.config.stop_writes_on_bgsave_error && !srv.config.save.is_empty() && !srv.rdb.last_bgsave_ok
+}
+
+/// DEBUG RELOAD: save, empty every db, load the file back.
+pub fn debug_reload(srv: &mut Server) -> Result<(), String> {
+    if save_sync(srv).is_err() {
+        return Err("ERR Error trying to save the DB, check the logs".into());
+    }
+    for db in srv.keyspace.dbs.iter_mut() {
+        drop(db.clear());
+    }
+    let path = rdb_path(srv);
+    let loaded = std::fs::File::open(&path).and_then(|f| load_file(srv, f, &path));
+    match loaded {
+        Ok(stats) => {
+            srv.rdb.last_load = stats;
+            crate::log_at!(Warning, "DB reloaded by DEBUG RELOAD");
+            Ok(())
+        }
+        Err(e) => {
+            crate::log_at!(Warning, "{e}");
+            Err("ERR Error trying to load the RDB dump, check server logs.".into())
+        }
+    }
+}
+
+/// The `rdb_*` fields of INFO persistence, in Redis's order.
+pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(&'static str, String)> {
+    let st = &srv.rdb;
+    let running = srv.children.running() == Some(ChildKind::Rdb);
+    let current = if running { (now_ms - st.bgsave_started_ms) / 1000 } else { -1 };
+    vec![
+        ("rdb_changes_since_last_save", srv.dirty.to_string()),
+        ("rdb_bgsave_in_progress", u8::from(running).to_string()),
+        ("rdb_last_save_time", st.last_save.to_string()),
+        ("rdb_last_bgsave_status", if st.last_bgsave_ok { "ok" } else { "err" }.to_string()),
+        ("rdb_last_bgsave_time_sec", st.last_bgsave_secs.to_string()),
+        ("rdb_current_bgsave_time_sec", current.to_string()),
+        ("rdb_saves", st.saves.to_string()),
+        ("rdb_last_cow_size", st.last_cow.to_string()),
+        ("rdb_last_load_keys_expired", st.last_load.keys_expired.to_string()),
+        ("rdb_last_load_keys_loaded", st.last_load.keys_loaded.to_string()),
+    ]
+}
