@@ -1,7 +1,9 @@
-"""AOF compatibility with Redis 7.0.15 in both directions: redis-server
-(`--aof-use-rdb-preamble no`) writes a multi-part AOF of every data type and
-Volley loads it with the same contents; Volley's files (command-form base,
-incr files, manifest) load in redis-server too."""
+"""AOF compatibility with Redis 7.0.15 in both directions: redis-server writes
+a multi-part AOF of every data type and Volley loads it with the same
+contents; Volley's files (base, incr files, manifest) load in redis-server
+too. Bases in both forms: commands (`aof-use-rdb-preamble no`) and an RDB
+snapshot (`yes`, Redis's default)."""
+import os
 import shutil
 import tempfile
 import time
@@ -88,33 +90,43 @@ def shared_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
-AOF_ARGS = ("--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always")
+def aof_args(preamble):
+    return ("--appendonly", "yes", "--aof-use-rdb-preamble", preamble, "--appendfsync", "always")
 
 
-@pytest.mark.parametrize("rewrite", [False, True], ids=["incr-only", "rewritten-base"])
-def test_volley_loads_what_redis_wrote(shared_dir, rewrite):
-    with start_redis(*AOF_ARGS, "--dir", shared_dir) as rs:
+# (rewrite, preamble): the base file is RDB with Redis's default preamble "yes".
+CASES = [(False, "no"), (True, "no"), (True, "yes")]
+CASE_IDS = ["incr-only", "rewritten-base", "rewritten-rdb-base"]
+
+
+@pytest.mark.parametrize("rewrite,preamble", CASES, ids=CASE_IDS)
+def test_volley_loads_what_redis_wrote(shared_dir, rewrite, preamble):
+    with start_redis(*aof_args(preamble), "--dir", shared_dir) as rs:
         r = redis.Redis(host=rs.host, port=rs.port, decode_responses=True)
         write_everything(r)
         if rewrite:
             r.bgrewriteaof()
             wait_rewrite(r)
             r.set("after-rewrite", "1")
+            base = [f for f in os.listdir(os.path.join(shared_dir, "appendonlydir")) if ".base." in f]
+            assert base and base[0].endswith(".rdb" if preamble == "yes" else ".aof"), base
         want = dump(rs.port)
         r.close()
     with start_volley("--appendonly", "yes", "--dir", shared_dir) as vs:
         assert dump(vs.port) == want, vs.log()
 
 
-@pytest.mark.parametrize("rewrite", [False, True], ids=["incr-only", "rewritten-base"])
-def test_redis_loads_what_volley_wrote(shared_dir, rewrite):
-    with start_volley(*AOF_ARGS, "--dir", shared_dir) as vs:
+@pytest.mark.parametrize("rewrite,preamble", CASES, ids=CASE_IDS)
+def test_redis_loads_what_volley_wrote(shared_dir, rewrite, preamble):
+    with start_volley(*aof_args(preamble), "--dir", shared_dir) as vs:
         r = redis.Redis(host=vs.host, port=vs.port, decode_responses=True)
         write_everything(r)
         if rewrite:
             r.bgrewriteaof()
             wait_rewrite(r)
             r.set("after-rewrite", "1")
+            base = [f for f in os.listdir(os.path.join(shared_dir, "appendonlydir")) if ".base." in f]
+            assert base and base[0].endswith(".rdb" if preamble == "yes" else ".aof"), base
         want = dump(vs.port)
         r.close()
     with start_redis("--appendonly", "yes", "--dir", shared_dir) as rs:

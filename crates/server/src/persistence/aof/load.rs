@@ -86,8 +86,9 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
     let mut changed = false;
     if m.base.is_none() && m.incrs.is_empty() {
         // A fresh start: the first base holds whatever is loaded (nothing).
-        let name = format!("{}.1.base.aof", cfg.appendfilename);
-        super::rewrite::write_base(&srv.keyspace, &dir.join(&name), unix_ms())?;
+        let format = super::rewrite::base_format(cfg);
+        let name = format!("{}.1.{}", cfg.appendfilename, super::rewrite::base_suffix(format));
+        super::rewrite::write_base(&srv.keyspace, &dir.join(&name), unix_ms(), format)?;
         crate::log_at!(Notice, "Creating AOF base file {name} on server start");
         m.base = Some(AofFile { name, seq: 1, kind: FileType::Base });
         changed = true;
@@ -121,17 +122,17 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
 fn replay_file(srv: &mut Server, path: &Path, last: bool) -> Result<(), String> {
     let name = path.display();
     let data = fs::read(path).map_err(|e| format!("Can't read the append only file {name}: {e}"))?;
-    if data.starts_with(b"REDIS") {
-        // Where an RDB-preamble base would be handed to the RDB loader.
-        return Err(format!("The AOF base {name} is in RDB format, which this server can't load yet"));
-    }
-    let ending = replay_bytes(srv, &data).map_err(|(off, why)| {
+    // An RDB base, or an old single file with an RDB preamble: commands may follow.
+    let skip = if data.starts_with(b"REDIS") { load_preamble(srv, &data, &name.to_string())? } else { 0 };
+    let ending = replay_bytes(srv, &data[skip..]).map_err(|(off, why)| {
+        let off = off + skip;
         format!(
             "Bad file format reading the append only file {name} at offset {off}: {why}. Make a backup of your AOF \
              file, then fix it (e.g. redis-check-aof --fix)"
         )
     })?;
     let Ending::Truncated(at) = ending else { return Ok(()) };
+    let at = at + skip;
     if !last || !srv.config.aof_load_truncated {
         return Err(format!(
             "Unexpected end of file reading the append only file {name} at offset {at}. You can: 1) Make a backup \
@@ -146,6 +147,15 @@ fn replay_file(srv: &mut Server, path: &Path, last: bool) -> Result<(), String> 
     f.sync_all().map_err(|e| format!("Error syncing the AOF file {name}: {e}"))?;
     crate::log_at!(Warning, "AOF {name} loaded anyway because aof-load-truncated is enabled");
     Ok(())
+}
+
+/// Load the RDB snapshot that starts `data`; returns its length.
+fn load_preamble(srv: &mut Server, data: &[u8], name: &str) -> Result<usize, String> {
+    let mut rest = data;
+    let stats = crate::persistence::rdb::load::load(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
+        .map_err(|e| format!("Bad RDB data in the append only file {name} at byte offset {}: {}", e.offset, e.msg))?;
+    crate::log_at!(Notice, "Reading RDB base file on AOF loading... {name}: {} keys loaded", stats.keys_loaded);
+    Ok(data.len() - rest.len())
 }
 
 /// Run every command in `data` as a fake client: `Err((offset, why))` on

@@ -7,10 +7,8 @@
 //! incr file (temp + rename), and deletes the files it replaced. Nothing
 //! written meanwhile is lost: it is in the new incr file.
 //!
-//! The base is written in command form (`.base.aof`, Redis's
-//! `aof-use-rdb-preamble no`). An RDB-preamble base would plug in at
-//! [`write_base`]: write the snapshot with the RDB writer into the same temp
-//! file and name it `.base.rdb` in [`child_done`].
+//! The base is an RDB snapshot (`.base.rdb`) with `aof-use-rdb-preamble yes`,
+//! Redis's default, else commands (`.base.aof`).
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -21,6 +19,7 @@ use super::{aof_dir, manifest_name, State};
 use crate::dispatch::{Argv, Ctx};
 use crate::engine::{Keyspace, Value};
 use crate::persistence::child::{ChildExit, ChildKind};
+use crate::persistence::rdb::save::{write_rdb, SaveOpts};
 use crate::server::{unix_ms, Server};
 
 /// Elements per command in the base (Redis's AOF_REWRITE_ITEMS_PER_CMD).
@@ -59,12 +58,12 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
         open_new_incr(srv, &dir).inspect_err(log_start_error)?;
     }
     let now = unix_ms();
-    let (keyspace, dir2) = (&srv.keyspace, dir.clone());
+    let (keyspace, dir2, format) = (&srv.keyspace, dir.clone(), base_format(&srv.config));
     let spawned = srv.children.spawn(ChildKind::AofRewrite, move || {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() };
         let path = dir2.join(format!("temp-rewriteaof-bg-{pid}.aof"));
-        match write_base(keyspace, &path, now) {
+        match write_base(keyspace, &path, now, format) {
             Ok(()) => true,
             Err(e) => {
                 crate::log_at!(Warning, "Error writing the AOF base {}: {e}", path.display());
@@ -148,8 +147,28 @@ pub fn start_on_runtime(srv: &mut Server) -> Result<(), String> {
     Ok(())
 }
 
-/// Write the keyspace as commands to `path` (fsynced).
-pub fn write_base(ks: &Keyspace, path: &Path, now: i64) -> io::Result<()> {
+/// The RDB options of a base, or None for a base in command form.
+pub fn base_format(cfg: &crate::config::Config) -> Option<SaveOpts> {
+    cfg.aof_use_rdb_preamble.then_some(SaveOpts { compress: cfg.rdbcompression, checksum: cfg.rdbchecksum })
+}
+
+/// The file-name suffix of a base written with `format`.
+pub fn base_suffix(format: Option<SaveOpts>) -> &'static str {
+    if format.is_some() {
+        "base.rdb"
+    } else {
+        "base.aof"
+    }
+}
+
+/// Write the keyspace to `path` (fsynced): an RDB snapshot when `rdb` says
+/// so, else the commands that rebuild it.
+pub fn write_base(ks: &Keyspace, path: &Path, now: i64, rdb: Option<SaveOpts>) -> io::Result<()> {
+    if let Some(opts) = rdb {
+        let w = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        let f = write_rdb(ks, w, opts, 0)?.into_inner().map_err(|e| e.into_error())?;
+        return f.sync_all();
+    }
     let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
     let mut out = Vec::with_capacity(1 << 16);
     for (i, db) in ks.dbs.iter().enumerate() {
@@ -282,7 +301,11 @@ fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
     let aof = &mut srv.aof;
     let mut m = aof.manifest.clone();
     let seq = m.next_base_seq();
-    let base = AofFile { name: format!("{}.{seq}.base.aof", cfg.appendfilename), seq, kind: FileType::Base };
+    // The child wrote the format the config named when it started.
+    let mut magic = [0u8; 5];
+    let rdb = File::open(temp).and_then(|mut f| io::Read::read_exact(&mut f, &mut magic)).is_ok() && &magic == b"REDIS";
+    let suffix = if rdb { "base.rdb" } else { "base.aof" };
+    let base = AofFile { name: format!("{}.{seq}.{suffix}", cfg.appendfilename), seq, kind: FileType::Base };
     fs::rename(temp, dir.join(&base.name))?;
     let base_size = fs::metadata(dir.join(&base.name))?.len();
     // Every incr file but the one opened at rewrite start is in the base now.
