@@ -32,6 +32,11 @@ impl ReplyBuf {
         }
     }
 
+    /// Whether undecoded bytes remain (part or all of a further reply).
+    pub fn has_buffered(&self) -> bool {
+        self.pos < self.buf.len()
+    }
+
     /// Spare space to read into (compacting consumed bytes first).
     pub fn spare(&mut self) -> &mut [u8] {
         if self.pos > 0 && (self.pos == self.buf.len() || self.pos > 64 * 1024) {
