@@ -11,17 +11,18 @@ use crate::value::{Value, ValueExt};
 /// Buffered RESP reply decoder over any byte source.
 #[derive(Default)]
 pub(crate) struct ReplyBuf {
+    /// Storage, zero-filled once when it grows (not on every read): bytes
+    /// `pos..end` are received and not yet decoded, `end..` is free space.
     buf: Vec<u8>,
     pos: usize,
-    /// Length of valid data when `spare()` was handed out.
-    mark: usize,
+    end: usize,
 }
 
 impl ReplyBuf {
     /// Decode the next complete reply already buffered, if any.
     pub fn try_next(&mut self) -> Result<Option<Value>> {
         loop {
-            match resp::decode_frame(&self.buf[self.pos..])? {
+            match resp::decode_frame(&self.buf[self.pos..self.end])? {
                 Some((Value::Push(_), n)) => self.pos += n, // RESP3 out-of-band: not a reply
                 Some((f, n)) => {
                     self.pos += n;
@@ -32,28 +33,31 @@ impl ReplyBuf {
         }
     }
 
+    /// Whether undecoded bytes remain (part or all of a further reply).
+    pub fn has_buffered(&self) -> bool {
+        self.pos < self.end
+    }
+
     /// Spare space to read into (compacting consumed bytes first).
     pub fn spare(&mut self) -> &mut [u8] {
-        if self.pos > 0 && (self.pos == self.buf.len() || self.pos > 64 * 1024) {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-        let len = self.buf.len();
         // Room for at least as much as is pending (up to 16 MiB): a large
         // reply is then re-decoded O(log n) times, not once per 64 KiB.
-        let want = (len - self.pos).clamp(64 * 1024, 16 << 20);
-        if self.buf.capacity() - len < want / 4 {
-            self.buf.reserve(want);
+        let want = (self.end - self.pos).clamp(64 * 1024, 16 << 20);
+        let short = self.buf.len() - self.end < want / 4;
+        if self.pos > 0 && (self.pos == self.end || self.pos > 64 * 1024 || short) {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
         }
-        let cap = self.buf.capacity().min(len + want);
-        self.mark = len;
-        self.buf.resize(cap, 0);
-        &mut self.buf[len..]
+        if self.buf.len() - self.end < want / 4 {
+            self.buf.resize(self.end + want, 0);
+        }
+        &mut self.buf[self.end..]
     }
 
     /// Keep the first `n` bytes read into the last `spare()`.
     pub fn commit(&mut self, n: usize) {
-        self.buf.truncate(self.mark + n);
+        self.end += n;
     }
 
     /// Read replies from `r` until one is complete.
@@ -129,5 +133,65 @@ impl Connection {
     /// Change the bound on unanswered request bytes for pipelines.
     pub fn set_max_inflight_bytes(&mut self, n: usize) {
         self.opts.max_inflight_bytes = n.max(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feed `data` into `rb` through `spare`/`commit`, at most `step` bytes
+    /// per "read", decoding every complete reply as it becomes available.
+    fn feed(rb: &mut ReplyBuf, data: &[u8], step: usize) -> Vec<Value> {
+        let mut out = Vec::new();
+        for piece in data.chunks(step) {
+            let mut rest = piece;
+            while !rest.is_empty() {
+                let spare = rb.spare();
+                let n = spare.len().min(rest.len());
+                spare[..n].copy_from_slice(&rest[..n]);
+                rb.commit(n);
+                rest = &rest[n..];
+                while let Some(v) = rb.try_next().unwrap() {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn replies_split_across_reads_decode_in_order_without_growing_storage() {
+        let mut data = Vec::new();
+        for i in 0..20_000 {
+            data.extend_from_slice(format!("$10\r\nvalue{i:05}\r\n:{i}\r\n").as_bytes());
+        }
+        for step in [1, 7, 1000, 4096] {
+            let mut rb = ReplyBuf::default();
+            let got = feed(&mut rb, &data, step);
+            assert_eq!(got.len(), 40_000, "step {step}");
+            for (i, pair) in got.chunks(2).enumerate() {
+                assert_eq!(pair[0], Value::Bulk(format!("value{i:05}").into_bytes()), "step {step}");
+                assert_eq!(pair[1], Value::Integer(i as i64), "step {step}");
+            }
+            assert!(!rb.has_buffered());
+            // Small replies never need more than the initial 64 KiB (the
+            // storage is reused, not re-zeroed and regrown per read).
+            assert_eq!(rb.buf.len(), 64 * 1024, "step {step}");
+        }
+    }
+
+    #[test]
+    fn a_reply_larger_than_the_buffer_grows_it_and_decodes_whole() {
+        let big = vec![b'x'; 3 << 20];
+        let mut data = format!("${}\r\n", big.len()).into_bytes();
+        data.extend_from_slice(&big);
+        data.extend_from_slice(b"\r\n+OK\r\n");
+        let mut rb = ReplyBuf::default();
+        let got = feed(&mut rb, &data[..data.len() - 3], 64 * 1024);
+        assert_eq!(got, vec![Value::Bulk(big)]);
+        assert!(rb.has_buffered(), "the start of +OK is still pending");
+        assert_eq!(feed(&mut rb, b"K\r\n", 1), vec![Value::Simple(b"OK".to_vec())]);
+        assert!(rb.buf.len() >= 3 << 20);
     }
 }

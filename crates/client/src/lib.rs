@@ -56,7 +56,7 @@ mod sha1;
 mod streaming;
 mod value;
 
-pub use autopipe::{AutoPipelined, Stats};
+pub use autopipe::{AutoPipelined, Stats, ANSWER_CHUNK};
 pub use batch::{Batch, Handle, QueuedCommand};
 pub use coalesce::{Coalescer, CoalescerConfig, Ticket};
 pub use conn::Connection;

@@ -77,3 +77,67 @@ fn blocking_commands_need_a_dedicated_connection() {
         assert!(matches!(v, volley_client::Value::Array(ref a) if a.len() == 2));
     });
 }
+
+/// `GET kNN` as the client encodes it: 22 bytes, key at 17..20.
+const GET_LEN: usize = 22;
+
+/// A one-connection fake server: holds the first 64 GETs until all have
+/// arrived and answers them in one write, then echoes each later read's GETs.
+fn fake_server(listener: std::net::TcpListener, total: usize) -> std::thread::JoinHandle<()> {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        let (mut buf, mut seen, mut chunk) = (Vec::new(), 0, [0u8; 4096]);
+        while seen < total {
+            let n = s.read(&mut chunk).unwrap();
+            assert!(n > 0, "client closed after {seen} commands");
+            buf.extend_from_slice(&chunk[..n]);
+            let ready = buf.len() / GET_LEN;
+            if seen == 0 && ready < 64 {
+                continue; // first round: answer all 64 at once
+            }
+            let mut out = Vec::new();
+            for cmd in buf.drain(..ready * GET_LEN).collect::<Vec<_>>().chunks(GET_LEN) {
+                assert_eq!(&cmd[..17], b"*2\r\n$3\r\nGET\r\n$3\r\n");
+                out.extend_from_slice(b"$3\r\n");
+                out.extend_from_slice(&cmd[17..22]);
+            }
+            s.write_all(&out).unwrap();
+            seen += ready;
+        }
+    })
+}
+
+#[test]
+fn replies_from_one_read_are_answered_in_chunks() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = fake_server(listener, 128);
+    runtime().block_on(async {
+        let opts = volley_client::ConnectOptions::new("127.0.0.1", port);
+        let ap = AutoPipelined::connect(&opts, 4096).await.unwrap();
+        let tasks: Vec<_> = (0..64)
+            .map(|t| {
+                let ap = ap.clone();
+                tokio::spawn(async move {
+                    let key = format!("k{t:02}");
+                    for _ in 0..2 {
+                        assert_eq!(ap.get(&key).await.unwrap(), Some(key.clone().into_bytes()));
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let (commands, writes) = ap.counts();
+        assert_eq!(commands, 128);
+        // Round one is a single write of 64. The 64 replies of round two come
+        // in one read; answering them all before yielding would send the 64
+        // follow-ups in one write (2 writes in all), chunking sends them in
+        // 64 / ANSWER_CHUNK writes.
+        assert!(writes > (64 / volley_client::ANSWER_CHUNK) as u64, "{writes} writes for {commands} commands");
+    });
+    server.join().unwrap();
+}
