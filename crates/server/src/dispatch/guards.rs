@@ -2,14 +2,20 @@
 //! function; the first that objects rejects the command with its reply text.
 use super::{flags, Argv, CommandSpec, Ctx};
 
-/// A guard returns `Err(reply text)` to reject the command.
-pub type Guard = fn(&mut Ctx, &CommandSpec, &Argv) -> Result<(), String>;
-
-/// The guards, in the order Redis's `processCommand` applies them.
-pub const GUARDS: &[Guard] =
-    &[require_auth, reject_while_busy, refuse_writes_after_failed_save, refuse_writes_on_aof_error];
+/// Run the guards, in the order Redis's `processCommand` applies them; the
+/// first `Err(reply text)` rejects the command. Called directly rather than
+/// through a table of function pointers so each guard inlines to the one
+/// branch it costs when its state is quiet (every command pays for them).
+#[inline(always)]
+pub fn check(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+    require_auth(ctx, spec, argv)?;
+    reject_while_busy(ctx, spec, argv)?;
+    refuse_writes_after_failed_save(ctx, spec, argv)?;
+    refuse_writes_on_aof_error(ctx, spec, argv)
+}
 
 /// Unauthenticated clients may only run commands flagged `no_auth`.
+#[inline]
 fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
     if spec.flags & flags::NO_AUTH != 0 || ctx.client().authenticated {
         return Ok(());
@@ -19,6 +25,7 @@ fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), S
 
 /// The AOF can't be written: refuse writes (and PING, as Redis does) with
 /// MISCONF until a write succeeds again; reads keep working.
+#[inline]
 fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
     if ctx.srv.aof.write_error.is_none() || (spec.flags & flags::WRITE == 0 && spec.name != "ping") {
         return Ok(());
@@ -28,6 +35,7 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
 
 /// While a script runs past `busy-reply-threshold`, only allow-busy commands
 /// run (and SHUTDOWN only with NOSAVE); everything else gets -BUSY.
+#[inline]
 fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
     if !ctx.srv.scripting.busy {
         return Ok(());
@@ -48,6 +56,7 @@ const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it
 /// After a failed background save (with save points configured), refuse
 /// writes, EXEC of a block holding writes, and PING, as Redis 7.0 does;
 /// reads keep working.
+#[inline]
 fn refuse_writes_after_failed_save(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
     if !crate::persistence::rdb::writes_denied(ctx.srv) {
         return Ok(());

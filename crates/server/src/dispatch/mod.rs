@@ -222,13 +222,11 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
 }
 
 fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
-    for guard in guards::GUARDS {
-        if let Err(msg) = guard(ctx, spec, argv) {
-            ctx.r.error(&msg);
-            ctx.srv.stats.commands[id].rejected += 1;
-            abort_transaction(ctx);
-            return;
-        }
+    if let Err(msg) = guards::check(ctx, spec, argv) {
+        ctx.r.error(&msg);
+        ctx.srv.stats.commands[id].rejected += 1;
+        abort_transaction(ctx);
+        return;
     }
     // Recorded at lookup, as Redis does, so CLIENT LIST names queued and
     // blocked commands too.
