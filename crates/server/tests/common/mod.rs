@@ -22,7 +22,19 @@ fn free_port() -> u16 {
 
 impl TestServer {
     /// Start with default test options plus `extra` (Redis-style `--name value`).
+    /// A free port can be taken by a server another test starts at the same
+    /// moment; a start that loses that race is retried on a new port.
     pub fn start(extra: &[&str]) -> TestServer {
+        for _ in 0..5 {
+            let mut srv = Self::spawn(extra);
+            if srv.wait_ready() {
+                return srv;
+            }
+        }
+        panic!("volley-server could not bind a free port in 5 attempts");
+    }
+
+    fn spawn(extra: &[&str]) -> TestServer {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!("volley-test-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -39,16 +51,24 @@ impl TestServer {
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn volley-server");
-        let srv = TestServer { port, dir, child };
-        srv.wait_ready();
-        srv
+        TestServer { port, dir, child }
     }
 
-    fn wait_ready(&self) {
+    /// True once this very process listens (its log says so: a connect alone
+    /// could reach another test's server on the same port); false if it
+    /// exited because the port was taken.
+    fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
+            if !self.alive() {
+                let log = self.log();
+                assert!(log.contains("in use"), "volley-server exited at start; log:\n{log}");
+                return false;
+            }
+            if self.log().contains("Ready to accept connections")
+                && TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+            {
+                return true;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
