@@ -309,8 +309,23 @@ impl Conn {
     pub fn flush(&mut self, srv: &mut Server) -> io::Result<bool> {
         // No reply leaves before the writes it acknowledges are durable.
         crate::persistence::aof::before_reply(srv);
-        while self.out_sent < self.out.len() {
-            match self.stream.write(&self.out[self.out_sent..]) {
+        if !self.write_out(srv, self.out.len())? {
+            return Ok(false);
+        }
+        self.out_sent = 0;
+        self.drained += self.out.len() as u64;
+        if self.out.capacity() > KEEP_BUF {
+            self.out = Vec::new();
+        } else {
+            self.out.clear();
+        }
+        Ok(true)
+    }
+
+    /// Write `out[out_sent..limit]`; Ok(false) when the kernel took less.
+    fn write_out(&mut self, srv: &mut Server, limit: usize) -> io::Result<bool> {
+        while self.out_sent < limit {
+            match self.stream.write(&self.out[self.out_sent..limit]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.out_sent += n;
@@ -321,13 +336,6 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-        }
-        self.out_sent = 0;
-        self.drained += self.out.len() as u64;
-        if self.out.capacity() > KEEP_BUF {
-            self.out = Vec::new();
-        } else {
-            self.out.clear();
         }
         Ok(true)
     }
@@ -344,24 +352,10 @@ impl Conn {
         let limit = end.saturating_sub(self.drained).min(self.out.len() as u64) as usize;
         // Bytes already sent by a full flush (which made everything durable) count as sent.
         let limit = limit.max(self.out_sent);
-        while self.out_sent < limit {
-            match self.stream.write(&self.out[self.out_sent..limit]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.out_sent += n;
-                    srv.stats.net_output_bytes += n as u64;
-                    srv.stats.io_writes += 1;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
+        if !self.write_out(srv, limit)? {
+            return Ok(false);
         }
-        if limit == self.out.len() {
-            self.out_sent = 0;
-            self.drained += limit as u64;
-            self.out.clear();
-        } else if limit > 0 {
+        if limit > 0 {
             self.out.drain(..limit);
             self.out_sent = 0;
             self.drained += limit as u64;
