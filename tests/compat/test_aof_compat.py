@@ -99,19 +99,26 @@ CASES = [(False, "no"), (True, "no"), (True, "yes")]
 CASE_IDS = ["incr-only", "rewritten-base", "rewritten-rdb-base"]
 
 
+def fill(port, shared_dir, rewrite, preamble):
+    """Write every type (then rewrite, if asked, and write once more);
+    return the server's contents."""
+    r = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)
+    write_everything(r)
+    if rewrite:
+        r.bgrewriteaof()
+        wait_rewrite(r)
+        r.set("after-rewrite", "1")
+        base = [f for f in os.listdir(os.path.join(shared_dir, "appendonlydir")) if ".base." in f]
+        assert base and base[0].endswith(".rdb" if preamble == "yes" else ".aof"), base
+    want = dump(port)
+    r.close()
+    return want
+
+
 @pytest.mark.parametrize("rewrite,preamble", CASES, ids=CASE_IDS)
 def test_volley_loads_what_redis_wrote(shared_dir, rewrite, preamble):
     with start_redis(*aof_args(preamble), "--dir", shared_dir) as rs:
-        r = redis.Redis(host=rs.host, port=rs.port, decode_responses=True)
-        write_everything(r)
-        if rewrite:
-            r.bgrewriteaof()
-            wait_rewrite(r)
-            r.set("after-rewrite", "1")
-            base = [f for f in os.listdir(os.path.join(shared_dir, "appendonlydir")) if ".base." in f]
-            assert base and base[0].endswith(".rdb" if preamble == "yes" else ".aof"), base
-        want = dump(rs.port)
-        r.close()
+        want = fill(rs.port, shared_dir, rewrite, preamble)
     with start_volley("--appendonly", "yes", "--dir", shared_dir) as vs:
         assert dump(vs.port) == want, vs.log()
 
@@ -119,15 +126,6 @@ def test_volley_loads_what_redis_wrote(shared_dir, rewrite, preamble):
 @pytest.mark.parametrize("rewrite,preamble", CASES, ids=CASE_IDS)
 def test_redis_loads_what_volley_wrote(shared_dir, rewrite, preamble):
     with start_volley(*aof_args(preamble), "--dir", shared_dir) as vs:
-        r = redis.Redis(host=vs.host, port=vs.port, decode_responses=True)
-        write_everything(r)
-        if rewrite:
-            r.bgrewriteaof()
-            wait_rewrite(r)
-            r.set("after-rewrite", "1")
-            base = [f for f in os.listdir(os.path.join(shared_dir, "appendonlydir")) if ".base." in f]
-            assert base and base[0].endswith(".rdb" if preamble == "yes" else ".aof"), base
-        want = dump(vs.port)
-        r.close()
+        want = fill(vs.port, shared_dir, rewrite, preamble)
     with start_redis("--appendonly", "yes", "--dir", shared_dir) as rs:
         assert dump(rs.port) == want, rs.log()

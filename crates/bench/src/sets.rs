@@ -26,21 +26,6 @@ pub fn set_val(i: usize) -> String {
     format!("v{i}")
 }
 
-/// Append `n` in decimal.
-fn push_decimal(buf: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&digits[i..]);
-}
-
 /// Key `i` and its value written into reusable buffers (the bytes of
 /// [`set_key`] and [`set_val`] without two `format!` allocations per op,
 /// which would otherwise be most of the client's CPU in both write modes).
@@ -56,10 +41,10 @@ impl KeyVal {
         self.key.clear();
         self.key.extend_from_slice(PREFIX.as_bytes());
         self.key.extend_from_slice(b"set:");
-        push_decimal(&mut self.key, i);
+        resp::push_decimal(&mut self.key, i);
         self.val.clear();
         self.val.push(b'v');
-        push_decimal(&mut self.val, i);
+        resp::push_decimal(&mut self.val, i);
         (&self.key, &self.val)
     }
 }

@@ -153,15 +153,31 @@ fn parse_int(s: &[u8]) -> Result<i64, FrameError> {
         .ok_or_else(|| FrameError(format!("bad integer {:?}", String::from_utf8_lossy(s))))
 }
 
+/// Append `n` in decimal, without the allocation `to_string` makes
+/// (lengths in headers, counters in generated keys).
+pub fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// Append `args` as a RESP multibulk command to `out`.
 pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, args: &[A]) {
     out.push(b'*');
-    out.extend_from_slice(args.len().to_string().as_bytes());
+    push_decimal(out, args.len());
     out.extend_from_slice(b"\r\n");
     for a in args {
         let a = a.as_ref();
         out.push(b'$');
-        out.extend_from_slice(a.len().to_string().as_bytes());
+        push_decimal(out, a.len());
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(a);
         out.extend_from_slice(b"\r\n");

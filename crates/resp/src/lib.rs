@@ -10,5 +10,5 @@ pub mod frame;
 pub mod request;
 pub mod splitargs;
 
-pub use frame::{decode_frame, encode_command, Frame, FrameError};
+pub use frame::{decode_frame, encode_command, push_decimal, Frame, FrameError};
 pub use request::{Args, ProtocolError, RequestParser};

@@ -47,3 +47,12 @@ proptest! {
         let _ = decode_frame(&data);
     }
 }
+
+#[test]
+fn push_decimal_writes_every_width() {
+    for n in [0usize, 7, 10, 99, 100, 123_456_789, usize::MAX] {
+        let mut out = b"x".to_vec();
+        resp::push_decimal(&mut out, n);
+        assert_eq!(out, format!("x{n}").into_bytes());
+    }
+}

@@ -158,10 +158,10 @@ fn limit_file_size(pid: u32, bytes: u64) {
     assert_eq!(r, 0, "prlimit: {}", std::io::Error::last_os_error());
 }
 
-#[test]
-fn full_disk_gives_misconf_keeps_reads_and_recovers() {
-    let dir = DataDir::new("full");
-    let mut srv = start_aof(&dir, &["--appendfsync", "everysec"]);
+/// Twenty 1 KB values on disk with `policy`, then a file-size limit just
+/// above the incr file: the next write fails as on a full disk.
+fn fill_then_fill_the_disk(dir: &DataDir, policy: &str) -> (TestServer, Client, String) {
+    let srv = start_aof(dir, &["--appendfsync", policy]);
     let mut c = srv.client();
     let value = "x".repeat(1000);
     for i in 0..20 {
@@ -169,6 +169,13 @@ fn full_disk_gives_misconf_keeps_reads_and_recovers() {
     }
     let size = std::fs::metadata(dir.last_incr()).unwrap().len();
     limit_file_size(srv.pid(), size + 10);
+    (srv, c, value)
+}
+
+#[test]
+fn full_disk_gives_misconf_keeps_reads_and_recovers() {
+    let dir = DataDir::new("full");
+    let (mut srv, mut c, value) = fill_then_fill_the_disk(&dir, "everysec");
     // The write that hits the limit is acknowledged (everysec acks before
     // fsync anyway) and stays buffered; once the write failed (at once, or
     // after a running fsync) the next ones are refused.
@@ -199,14 +206,7 @@ fn full_disk_gives_misconf_keeps_reads_and_recovers() {
 #[test]
 fn full_disk_with_always_exits_without_acknowledging() {
     let dir = DataDir::new("full-always");
-    let mut srv = start_aof(&dir, &["--appendfsync", "always"]);
-    let mut c = srv.client();
-    let value = "x".repeat(1000);
-    for i in 0..20 {
-        assert_eq!(c.cmd(&["SET", &format!("old{i}"), &value]), ok());
-    }
-    let size = std::fs::metadata(dir.last_incr()).unwrap().len();
-    limit_file_size(srv.pid(), size + 10);
+    let (mut srv, mut c, value) = fill_then_fill_the_disk(&dir, "always");
     let mut req = Vec::new();
     resp::encode_command(&mut req, &["SET", "lost", &value]);
     c.send(&req);

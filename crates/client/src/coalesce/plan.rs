@@ -128,21 +128,6 @@ impl Op<'_> {
     }
 }
 
-/// Append `n` in decimal (no allocation, unlike `to_string`).
-fn put_uint(out: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
-}
-
 /// Append a RESP bulk string (header built on the stack, one reserve).
 fn put_bulk(out: &mut Vec<u8>, b: &[u8]) {
     let mut hdr = [0u8; 24];
@@ -168,7 +153,7 @@ fn put_bulk(out: &mut Vec<u8>, b: &[u8]) {
 /// Append a RESP array header.
 fn put_array(out: &mut Vec<u8>, n: usize) {
     out.push(b'*');
-    put_uint(out, n);
+    resp::push_decimal(out, n);
     out.extend_from_slice(b"\r\n");
 }
 
