@@ -56,6 +56,10 @@ fn decode_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>,
     let Some(line) = read_line(buf, *pos) else {
         return Ok(None);
     };
+    if line == *pos {
+        // "\r\n" alone: a frame needs at least its type byte.
+        return Err(FrameError("empty line where a frame was expected".into()));
+    }
     let kind = buf[*pos];
     let body = &buf[*pos + 1..line];
     let after = line + 2;

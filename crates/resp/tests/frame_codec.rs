@@ -56,3 +56,10 @@ fn push_decimal_writes_every_width() {
         assert_eq!(out, format!("x{n}").into_bytes());
     }
 }
+
+#[test]
+fn an_empty_line_is_an_error_not_a_panic() {
+    // Found by the mutation fuzz: a bare CRLF where a frame starts.
+    assert!(decode_frame(b"\r\n").is_err());
+    assert!(decode_frame(b"*2\r\n:1\r\n\r\n").is_err());
+}
