@@ -120,7 +120,7 @@ pub fn next_random(state: &mut u64) -> u64 {
 /// `S` builds the hasher; the default is SipHash-1-3 with a random key.
 pub struct Dict<V, S = KeyedSip> {
     /// `tables[0]` is the live table; `tables[1]` is non-empty only while
-    /// rehashing, and is where entries (and all new keys) go.
+    /// rehashing, and is where entries go (see [`Dict::table_for`]).
     tables: [Vec<Bucket<V>>; 2],
     /// Entries in each table.
     used: [usize; 2],
@@ -261,29 +261,31 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.hasher.hash_one(key)
     }
 
+    /// The table that holds (or would receive) a key with this hash: while
+    /// rehashing, a key whose bucket in the old table has not been migrated
+    /// yet lives in the old table, every other key in the new one. Inserts
+    /// follow the same rule (see [`Dict::add_new`]), so a lookup probes one
+    /// table, never both.
+    fn table_for(&self, hash: u64) -> usize {
+        let t0 = self.tables[0].len();
+        usize::from(self.is_rehashing() && bucket_index(hash, t0) < self.rehash_idx)
+    }
+
     fn find(&self, hash: u64, key: &[u8]) -> Option<&Entry<V>> {
-        let live = if self.is_rehashing() { 2 } else { 1 };
-        self.tables[..live]
-            .iter()
-            .filter(|t| !t.is_empty())
-            .find_map(|t| chain_iter(&t[bucket_index(hash, t.len())]).find(|e| *e.key == *key))
+        let table = &self.tables[self.table_for(hash)];
+        if table.is_empty() {
+            return None;
+        }
+        chain_iter(&table[bucket_index(hash, table.len())]).find(|e| *e.key == *key)
     }
 
     fn find_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Entry<V>> {
-        let rehashing = self.is_rehashing();
-        let [t0, t1] = &mut self.tables;
-        if t0.is_empty() {
+        let table = &mut self.tables[self.table_for(hash)];
+        if table.is_empty() {
             return None;
         }
-        let i = bucket_index(hash, t0.len());
-        if let Some(entry) = chain_find_mut(&mut t0[i], key) {
-            return Some(entry);
-        }
-        if !rehashing {
-            return None;
-        }
-        let i = bucket_index(hash, t1.len());
-        chain_find_mut(&mut t1[i], key)
+        let i = bucket_index(hash, table.len());
+        chain_find_mut(&mut table[i], key)
     }
 
     /// Returns the value stored for `key`.
@@ -401,25 +403,25 @@ impl<V, S: BuildHasher> Dict<V, S> {
             return None;
         }
         self.step_if_rehashing();
-        let live = if self.is_rehashing() { 2 } else { 1 };
-        for t in 0..live {
-            let table = &mut self.tables[t];
-            let i = bucket_index(hash, table.len());
-            if let Some(entry) = chain_unlink(&mut table[i], key) {
-                self.used[t] -= 1;
-                let Entry { key, value, .. } = *entry;
-                return Some((key.into_boxed(), value));
-            }
-        }
-        None
+        let t = self.table_for(hash);
+        let table = &mut self.tables[t];
+        let i = bucket_index(hash, table.len());
+        let entry = chain_unlink(&mut table[i], key)?;
+        self.used[t] -= 1;
+        let Entry { key, value, .. } = *entry;
+        Some((key.into_boxed(), value))
     }
 
     /// Links a new entry for a key known to be absent and returns its value.
     fn add_new(&mut self, hash: u64, key: KeyBuf, value: V) -> &mut V {
         self.grow_if_needed();
-        // While rehashing, new keys go to the new table so the old one only
-        // drains and the rehash is sure to finish.
-        let t = usize::from(self.is_rehashing());
+        // While rehashing, a key whose old bucket is not migrated yet joins
+        // that bucket, to move with it later. The new table is then written
+        // only where migration has reached, front to back: writing it at
+        // random would fault in all of its pages (hundreds of MB for a big
+        // keyspace) within the first few inserts, one long stall. The rehash
+        // still finishes: every insert advances it by at least one bucket.
+        let t = self.table_for(hash);
         let table = &mut self.tables[t];
         let i = bucket_index(hash, table.len());
         let slot = &mut table[i];

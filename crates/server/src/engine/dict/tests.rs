@@ -133,6 +133,62 @@ fn shrink_waits_for_try_shrink_and_is_incremental() {
     assert!(!d.is_rehashing(), "100 keys in 256 buckets is not sparse");
 }
 
+/// Checks where entries live mid-rehash: a key whose old bucket is not
+/// migrated yet is in the old table, every other key in the new one.
+/// Returns the highest new-table bucket in use.
+fn assert_placement<V>(d: &Dict<V>) -> usize {
+    let (n0, idx) = (d.tables[0].len(), d.rehash_idx);
+    let mut top = 0;
+    for (t, table) in d.tables.iter().enumerate() {
+        for (i, bucket) in table.iter().enumerate() {
+            for e in chain_iter(bucket) {
+                let home = bucket_index(d.hasher.hash_one(&*e.key), n0);
+                assert_eq!(t == 1, home < idx, "key in table {t}, old bucket {home}, migrated below {idx}");
+                top = if t == 1 { top.max(i) } else { top };
+            }
+        }
+    }
+    top
+}
+
+#[test]
+fn new_table_is_written_only_behind_the_migration_frontier() {
+    let mut d = Dict::new();
+    let mut i = 0;
+    while !(d.is_rehashing() && d.len() > 4000) {
+        d.insert(&key(i), i);
+        i += 1;
+    }
+    let n0 = d.tables[0].len();
+    let mut checked = 0;
+    while d.is_rehashing() {
+        d.insert(&key(i), i);
+        i += 1;
+        let top = assert_placement(&d);
+        if d.is_rehashing() {
+            // Growth splits old bucket b into new buckets b and b + n0.
+            assert!(top < n0 + d.rehash_idx, "new bucket {top} written ahead of the frontier {}", d.rehash_idx);
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} inserts while rehashing");
+    assert!((0..i).all(|k| d.get(&key(k)) == Some(&k)));
+    // And while shrinking, with keys coming and going.
+    let mut model: HashMap<Vec<u8>, u64> = (0..i).step_by(16).map(|k| (key(k), k)).collect();
+    (0..i).filter(|k| k % 16 != 0).for_each(|k| _ = d.remove(&key(k)));
+    d.try_shrink();
+    assert!(d.is_rehashing());
+    while d.is_rehashing() {
+        d.insert(&key(i), i);
+        model.insert(key(i), i);
+        let gone = key(i - 7);
+        assert_eq!(d.remove(&gone), model.remove(&gone));
+        assert_placement(&d);
+        i += 1;
+    }
+    assert_matches_model(&d, &model);
+}
+
 fn scan_counts<V>(d: &Dict<V>) -> HashMap<Vec<u8>, usize> {
     let mut seen = HashMap::new();
     let mut cursor = 0;
