@@ -9,12 +9,15 @@
   value:%010d [EX ttl]` commands, written once to a file and fed to
   `redis-cli --pipe`, which reports how many replies and errors it received.
 * `PingProbe`: a thread that sends PING on its own connection every 1 ms and
-  records every round trip, to find the longest stall during a load.
+  records every round trip, to find the longest stall during a load; the
+  reply's kernel receive timestamp separates the server's delay from the
+  probe thread's own wake-up delay.
 """
 import csv
 import io
 import socket
 import statistics
+import struct
 import threading
 import time
 
@@ -155,49 +158,82 @@ def pipe_load(srv, path, n, pin):
     return {"wall_s": wall, "cli_core": cpu / wall if wall else 0.0, "error": error}
 
 
+# SO_TIMESTAMPNS: the kernel stamps each received segment (CLOCK_REALTIME,
+# ns); the Python module lacks the constant on some builds. Linux value.
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+
+
 class PingProbe(threading.Thread):
     """PING every `interval` s on a dedicated connection; keep every round trip.
 
     A PING is sent only after the previous reply arrived, so a stall of X ms
     shows up as one round trip of about X ms.
+
+    Each round trip is measured twice: `wall` ends when this thread has woken
+    up and read the reply, so it also holds the probe's own scheduling delay
+    (an unpinned Python thread on a machine whose CPUs the load saturates);
+    `server` ends at the kernel's receive timestamp of the reply
+    (SO_TIMESTAMPNS), i.e. when the server sent it, whenever the probe
+    happened to run. `server` is what the stall figures use; a reply without
+    a timestamp falls back to its wall time and is counted.
     """
 
     def __init__(self, srv, interval=0.001):
         super().__init__(daemon=True)
         self.srv, self.interval = srv, interval
-        self.rtts, self.error = [], None
+        self.rtts, self.server_rtts, self.untimestamped, self.error = [], [], 0, None
         self._stop_evt = threading.Event()
 
     def run(self):
         try:
             with socket.create_connection((self.srv.host, self.srv.port), timeout=30) as s:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 ping = resp("PING")
                 next_at = time.perf_counter()
                 while not self._stop_evt.is_set():
-                    t0 = time.perf_counter()
-                    s.sendall(ping)
-                    buf = b""
-                    while not buf.endswith(b"\r\n"):
-                        chunk = s.recv(64)
-                        if not chunk:
-                            raise ConnectionError("server closed the probe connection")
-                        buf += chunk
-                    self.rtts.append(time.perf_counter() - t0)
+                    self._ping(s, ping)
                     next_at = max(next_at + self.interval, time.perf_counter())
                     time.sleep(max(0.0, next_at - time.perf_counter()))
         except Exception as e:  # reported, not raised: the load thread decides
             self.error = f"{type(e).__name__}: {e}"
 
+    def _ping(self, s, ping):
+        sent_ns, t0 = time.time_ns(), time.perf_counter()
+        s.sendall(ping)
+        buf, stamp_ns = b"", None
+        while not buf.endswith(b"\r\n"):
+            chunk, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(16))
+            if not chunk:
+                raise ConnectionError("server closed the probe connection")
+            buf += chunk
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+                    sec, nsec = struct.unpack("qq", data[:16])
+                    stamp_ns = sec * 1_000_000_000 + nsec  # the last segment's stamp wins
+        wall = time.perf_counter() - t0
+        self.rtts.append(wall)
+        if stamp_ns is None:
+            self.untimestamped += 1
+            self.server_rtts.append(wall)
+        else:
+            self.server_rtts.append(min(wall, max(0.0, (stamp_ns - sent_ns) / 1e9)))
+
     def stop(self):
+        """Stop and summarize: max/p99.9/p99/median of the server-side round
+        trips, and the wall round trips' max and p99.9 for comparison."""
         self._stop_evt.set()
         self.join(timeout=35)
-        ms = sorted(x * 1000 for x in self.rtts)
+        ms = sorted(x * 1000 for x in self.server_rtts)
+        wall = sorted(x * 1000 for x in self.rtts)
         if not ms:
-            return {"samples": 0, "max_ms": None, "p999_ms": None, "p99_ms": None,
-                    "median_ms": None, "error": self.error or "no samples"}
+            return {"samples": 0, "max_ms": None, "p999_ms": None, "p99_ms": None, "median_ms": None,
+                    "wall_max_ms": None, "wall_p999_ms": None, "untimestamped": 0,
+                    "error": self.error or "no samples"}
         return {"samples": len(ms), "max_ms": ms[-1], "p999_ms": _pct(ms, 99.9),
-                "p99_ms": _pct(ms, 99), "median_ms": statistics.median(ms), "error": self.error}
+                "p99_ms": _pct(ms, 99), "median_ms": statistics.median(ms),
+                "wall_max_ms": wall[-1], "wall_p999_ms": _pct(wall, 99.9),
+                "untimestamped": self.untimestamped, "error": self.error}
 
 
 def _pct(sorted_vals, p):

@@ -122,6 +122,10 @@ impl EventLoop {
                 }
             }
             let now = unix_ms();
+            // Taken before the events: a connection served by an event and
+            // queued again comes back next turn, not twice in this one (a
+            // deep pipeline would hold the loop for two budgets).
+            let again = std::mem::take(&mut self.again);
             for ev in events.iter() {
                 let t = ev.token().0;
                 if t == WAKER {
@@ -139,8 +143,10 @@ impl EventLoop {
                     self.on_readable(t, now);
                 }
             }
-            for t in std::mem::take(&mut self.again) {
-                self.on_readable(t, now);
+            for t in again {
+                if !self.again.contains(&t) {
+                    self.on_readable(t, now);
+                }
             }
             self.expire_blocked(now);
             if Instant::now() >= self.next_cron {
