@@ -298,27 +298,44 @@ def phase_stall(args, pin, tmp):
                 probe = lib_load.PingProbe(srv)
                 probe.start()
                 time.sleep(0.2)
+                waited = runqueue_wait_s(srv.proc.pid)
                 load = lib_load.pipe_load(srv, path, args.growth_keys, pin)
-                r = {**probe.stop(), "load_s": load["wall_s"], "load_error": load["error"]}
+                waited = runqueue_wait_s(srv.proc.pid) - waited
+                r = {**probe.stop(), "load_s": load["wall_s"], "load_error": load["error"],
+                     "cpu_wait_ms": waited * 1000}
                 if load["error"] or r["error"]:
                     r["error"] = load["error"] or r["error"]
                 results[name].append(r)
                 log(f"[stall] round {rnd + 1}/{args.rounds} {name:6} "
                     + (f"ERROR {r['error']}" if r.get("error") else
                        f"max {r['max_ms']:.2f} ms  p99.9 {r['p999_ms']:.2f} ms  "
-                       f"(wall max {r['wall_max_ms']:.2f} ms; {r['samples']} pings over {load['wall_s']:.1f} s)"))
+                       f"(own max {r['own_max_ms']:.2f} ms; wall max {r['wall_max_ms']:.2f} ms; "
+                       f"waited {r['cpu_wait_ms']:.0f} ms for a CPU; "
+                       f"{r['samples']} pings over {load['wall_s']:.1f} s)"))
     os.unlink(path)
     return results
+
+
+def runqueue_wait_s(pid):
+    """Seconds the server's main thread has spent runnable but waiting for a
+    CPU (/proc/PID/schedstat, field 2): time other processes held its core,
+    which the probe sees as stalls that are not the server's doing."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def stall_table(args, results, targets):
     t = Table(f"PING round trip during a {args.growth_keys:,}-key SET load", "statistic", ["status"], unit="ms")
     rows = {}
-    for stat in ("max_ms", "p999_ms", "p99_ms", "median_ms", "wall_max_ms", "wall_p999_ms", "load_s"):
+    for stat in ("max_ms", "p999_ms", "p99_ms", "median_ms", "own_max_ms", "own_p999_ms", "wall_max_ms",
+                 "wall_p999_ms", "cpu_wait_ms", "load_s"):
         cells = {}
         for name in NAMES:
             rs = results.get(name, [])
-            ok = [r[stat] for r in rs if not r.get("error")]
+            ok = [r[stat] for r in rs if not r.get("error") and stat in r]
             cells[name] = median(ok) if ok else ("unsupported" if rs and rs[0]["error"].startswith("unsupported")
                                                  else "error")
         rows[stat] = cells
@@ -326,8 +343,9 @@ def stall_table(args, results, targets):
     status = target(targets, f"longest stall <= {STALL_TARGET_MS:g} ms", v if not isinstance(v, str) else None,
                     STALL_TARGET_MS, "le", None if not isinstance(v, str) else f"volley {v}")
     labels = {"max_ms": "longest stall (max)", "p999_ms": "p99.9", "p99_ms": "p99", "median_ms": "median",
+              "own_max_ms": "max minus server's CPU wait", "own_p999_ms": "p99.9 minus server's CPU wait",
               "wall_max_ms": "max incl. probe wake-up", "wall_p999_ms": "p99.9 incl. probe wake-up",
-              "load_s": "load duration (s)"}
+              "cpu_wait_ms": "server waited for a CPU (total)", "load_s": "load duration (s)"}
     for stat, cells in rows.items():
         t.add(labels[stat], cells["redis"], cells["volley"], status if stat == "max_ms" else "", digits=2)
     worst = {n: max((r["max_ms"] for r in results.get(n, []) if not r.get("error")), default=None) for n in NAMES}
@@ -335,8 +353,10 @@ def stall_table(args, results, targets):
     t.note(f"medians over {args.rounds} round(s); worst single round: redis {fmt_value(worst['redis'])} ms, "
            f"volley {fmt_value(worst['volley'])} ms. A round trip ends at the kernel's receive timestamp "
            "of the reply (SO_TIMESTAMPNS), so the probe thread's own wake-up delay (an unpinned Python "
-           "thread) is left out; the 'incl. probe wake-up' rows keep it. The server's own CPU is shared "
-           f"with whatever else runs on the machine, for both servers alike. Untimestamped replies: {untimed}")
+           "thread) is left out; the 'incl. probe wake-up' rows keep it. The server's core is shared with "
+           "whatever else runs on the machine, for both servers alike; the 'minus CPU wait' rows subtract, "
+           "per round trip, the time the server's main thread waited for a CPU meanwhile "
+           f"(/proc/PID/schedstat). Untimestamped replies: {untimed}")
     return t
 
 

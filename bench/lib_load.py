@@ -15,6 +15,7 @@
 """
 import csv
 import io
+import os
 import socket
 import statistics
 import struct
@@ -176,15 +177,31 @@ class PingProbe(threading.Thread):
     (SO_TIMESTAMPNS), i.e. when the server sent it, whenever the probe
     happened to run. `server` is what the stall figures use; a reply without
     a timestamp falls back to its wall time and is counted.
+
+    `own` is `server` minus the time the server's main thread spent runnable
+    but waiting for a CPU during that round trip (/proc/PID/schedstat, read
+    around each PING): what remains is the server's own doing, not that of
+    other processes sharing its core.
     """
 
     def __init__(self, srv, interval=0.001):
         super().__init__(daemon=True)
         self.srv, self.interval = srv, interval
-        self.rtts, self.server_rtts, self.untimestamped, self.error = [], [], 0, None
+        self.rtts, self.server_rtts, self.own_rtts, self.untimestamped, self.error = [], [], [], 0, None
         self._stop_evt = threading.Event()
+        self._schedstat = None
+
+    def _cpu_wait_ns(self):
+        """The server main thread's total run-queue wait so far, in ns."""
+        if self._schedstat is None:
+            return 0
+        return int(os.pread(self._schedstat, 128, 0).split()[1])
 
     def run(self):
+        try:
+            self._schedstat = os.open(f"/proc/{self.srv.proc.pid}/schedstat", os.O_RDONLY)
+        except (OSError, AttributeError):
+            self._schedstat = None  # `own` then equals `server`
         try:
             with socket.create_connection((self.srv.host, self.srv.port), timeout=30) as s:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -197,8 +214,13 @@ class PingProbe(threading.Thread):
                     time.sleep(max(0.0, next_at - time.perf_counter()))
         except Exception as e:  # reported, not raised: the load thread decides
             self.error = f"{type(e).__name__}: {e}"
+        finally:
+            if self._schedstat is not None:
+                os.close(self._schedstat)
+                self._schedstat = None
 
     def _ping(self, s, ping):
+        waited_ns = self._cpu_wait_ns()
         sent_ns, t0 = time.time_ns(), time.perf_counter()
         s.sendall(ping)
         buf, stamp_ns = b"", None
@@ -212,27 +234,33 @@ class PingProbe(threading.Thread):
                     sec, nsec = struct.unpack("qq", data[:16])
                     stamp_ns = sec * 1_000_000_000 + nsec  # the last segment's stamp wins
         wall = time.perf_counter() - t0
+        # The server has run since (it sent the reply), so its wait is booked.
+        waited_ns = self._cpu_wait_ns() - waited_ns
         self.rtts.append(wall)
         if stamp_ns is None:
             self.untimestamped += 1
-            self.server_rtts.append(wall)
+            server = wall
         else:
-            self.server_rtts.append(min(wall, max(0.0, (stamp_ns - sent_ns) / 1e9)))
+            server = min(wall, max(0.0, (stamp_ns - sent_ns) / 1e9))
+        self.server_rtts.append(server)
+        self.own_rtts.append(max(0.0, server - waited_ns / 1e9))
 
     def stop(self):
         """Stop and summarize: max/p99.9/p99/median of the server-side round
-        trips, and the wall round trips' max and p99.9 for comparison."""
+        trips; max and p99.9 of the wall and `own` round trips beside them."""
         self._stop_evt.set()
         self.join(timeout=35)
         ms = sorted(x * 1000 for x in self.server_rtts)
         wall = sorted(x * 1000 for x in self.rtts)
+        own = sorted(x * 1000 for x in self.own_rtts)
         if not ms:
             return {"samples": 0, "max_ms": None, "p999_ms": None, "p99_ms": None, "median_ms": None,
-                    "wall_max_ms": None, "wall_p999_ms": None, "untimestamped": 0,
-                    "error": self.error or "no samples"}
+                    "wall_max_ms": None, "wall_p999_ms": None, "own_max_ms": None, "own_p999_ms": None,
+                    "untimestamped": 0, "error": self.error or "no samples"}
         return {"samples": len(ms), "max_ms": ms[-1], "p999_ms": _pct(ms, 99.9),
                 "p99_ms": _pct(ms, 99), "median_ms": statistics.median(ms),
                 "wall_max_ms": wall[-1], "wall_p999_ms": _pct(wall, 99.9),
+                "own_max_ms": own[-1], "own_p999_ms": _pct(own, 99.9),
                 "untimestamped": self.untimestamped, "error": self.error}
 
 

@@ -7,7 +7,10 @@
 //! * **No stalls.** Resizing is incremental: two bucket arrays coexist while
 //!   entries migrate one bucket at a time, driven by writes and by a cron
 //!   calling [`Dict::rehash_step`]. No single call does work proportional to
-//!   `len` (a table that resized at once stalled 2.6 s at 7.3M keys).
+//!   `len` (a table that resized at once stalled 2.6 s at 7.3M keys). Nor
+//!   does the kernel: the new array is written front to back as migration
+//!   advances (see [`Dict::table_for`]), on small pages, so its page faults
+//!   come a few at a time instead of hundreds of MB in one turn.
 //! * **Keyed hashing.** The default hasher is std's SipHash-1-3 with a random
 //!   key ([`KeyedSip`], SipHash-1-2 as Redis), so clients cannot pick keys that all collide.
 //! * **Stateless iteration.** [`Dict::scan`] uses Redis's reverse-binary
@@ -26,9 +29,9 @@ const INITIAL_BUCKETS: usize = 4;
 const EMPTY_VISITS_PER_STEP: usize = 10;
 /// `try_shrink` acts when fewer than one bucket in this many is used.
 const SHRINK_RATIO: usize = 8;
-/// Buckets in a 2 MiB transparent huge page (a bucket is one pointer; see
-/// [`Dict::touch_ahead`]).
-const HUGE_PAGE_BUCKETS: usize = (2 << 20) / mem::size_of::<usize>();
+/// Bucket arrays at least this big (a transparent huge page) are kept on
+/// small pages; see [`alloc_buckets`].
+const SMALL_PAGES_FROM: usize = 2 << 20;
 
 struct Entry<V> {
     key: KeyBuf,
@@ -48,15 +51,44 @@ impl<V> Clone for Entry<V> {
     }
 }
 
+/// A new array of `n` empty buckets.
+///
+/// A big array is kept off transparent huge pages. Its pages are faulted in
+/// as a rehash first writes them, and under THP each such fault zeroes 2 MiB
+/// at once: 1.5-2.5 ms on a VM whose host backs the memory on first touch,
+/// several of them in one event-loop turn at the start of a rehash. On 4 KiB
+/// pages the same cost comes in microsecond pieces spread over the rehash.
+/// (Throughput at 10M keys was the same either way; the entries, which are
+/// most of the memory, stay on huge pages.)
 fn alloc_buckets<V>(n: usize) -> Vec<Bucket<V>> {
     debug_assert!(n.is_power_of_two());
-    vec![None; n]
+    let buckets = vec![None; n];
+    advise_huge_pages(&buckets, false);
+    buckets
+}
+
+/// `madvise(MADV_NOHUGEPAGE)` (or back to `MADV_HUGEPAGE` before the array
+/// returns to the allocator, whose arenas are huge-page advised) over the
+/// whole pages inside a big bucket array. Advice only: failure is ignored.
+fn advise_huge_pages<V>(buckets: &[Bucket<V>], huge: bool) {
+    let bytes = mem::size_of_val(buckets);
+    if bytes < SMALL_PAGES_FROM || !cfg!(target_os = "linux") {
+        return;
+    }
+    const PAGE: usize = 4096;
+    let start = (buckets.as_ptr() as usize).next_multiple_of(PAGE);
+    let end = (buckets.as_ptr() as usize + bytes) / PAGE * PAGE;
+    let advice = if huge { libc::MADV_HUGEPAGE } else { libc::MADV_NOHUGEPAGE };
+    // SAFETY: [start, end) lies inside the array's allocation, which stays
+    // mapped for the call; the advice changes paging, not contents.
+    unsafe { libc::madvise(start as *mut libc::c_void, end - start, advice) };
 }
 
 /// Frees a bucket array whose buckets are all empty without visiting them:
 /// the default drop would read every slot, O(buckets) at the end of a rehash.
 fn free_empty_buckets<V>(mut buckets: Vec<Bucket<V>>) {
     debug_assert!(buckets.iter().all(Option::is_none));
+    advise_huge_pages(&buckets, true);
     // SAFETY: truncating to length 0 exposes no uninitialised element; the
     // forgotten elements are all `None`, so skipping their drop leaks nothing.
     unsafe { buckets.set_len(0) }
@@ -473,7 +505,6 @@ impl<V, S: BuildHasher> Dict<V, S> {
         if !self.is_rehashing() {
             return false;
         }
-        self.touch_ahead();
         let mut empty_visits_left = n.saturating_mul(EMPTY_VISITS_PER_STEP);
         for _ in 0..n {
             if self.used[0] == 0 {
@@ -499,28 +530,6 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.used = [self.used[1], 0];
         self.rehash_idx = 0;
         false
-    }
-
-    /// Growth writes old bucket `b`'s keys to new buckets `b` and `b + n0`:
-    /// two regions of the new table that cross page boundaries in lockstep.
-    /// Under transparent huge pages each crossing is a fault that zeroes
-    /// 2 MiB (1.5-2.5 ms on this class of VM), and two at once would double
-    /// the pause. So the upper region's pages are faulted in half a huge page
-    /// early, by one write per step just past where its keys will land.
-    fn touch_ahead(&mut self) {
-        let n0 = self.tables[0].len();
-        let j = self.rehash_idx + HUGE_PAGE_BUCKETS / 2;
-        if self.tables[1].len() <= n0 || j >= n0 {
-            return;
-        }
-        // Old bucket j is not migrated yet, so nothing has been written to
-        // its new buckets: this slot is empty.
-        let slot = &mut self.tables[1][n0 + j];
-        debug_assert!(slot.is_none());
-        // SAFETY: `slot` is a valid, initialised bucket holding `None`, so
-        // overwriting it without dropping leaks nothing. Volatile, so the
-        // store that faults the page in is not optimised away.
-        unsafe { std::ptr::write_volatile(slot, None) };
     }
 
     fn move_bucket(&mut self, i: usize) {
