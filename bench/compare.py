@@ -76,9 +76,6 @@ def parse_args(argv=None):
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds per measurement")
     ap.add_argument("--keys", type=int, default=1_000_000, help="keys per RSS load")
     ap.add_argument("--growth-keys", type=int, default=2_000_000, help="keys SET during the stall probe")
-    ap.add_argument("--stall-nice", type=int, default=0, metavar="N",
-                    help="stall phase: run both servers at nice N (e.g. -10, needs root), so that other "
-                         "processes on a shared machine preempt them less; 0 (default) leaves them alone")
     ap.add_argument("--settle", type=float, default=1.0, help="seconds to wait before reading RSS")
     ap.add_argument("--phases", default="bench,rss,stall", help="subset of bench,rss,stall")
     ap.add_argument("--quick", action="store_true",
@@ -298,8 +295,6 @@ def phase_stall(args, pin, tmp):
                     results[name].append({"error": f"unsupported: {err}"})
                     log(f"[stall] round {rnd + 1}/{args.rounds} {name:6} unsupported: {err}")
                     continue
-                if args.stall_nice:
-                    renice_threads(srv.proc.pid, args.stall_nice)
                 probe = lib_load.PingProbe(srv)
                 probe.start()
                 time.sleep(0.2)
@@ -321,12 +316,6 @@ def phase_stall(args, pin, tmp):
     return results
 
 
-def renice_threads(pid, nice):
-    """Set every thread of `pid` to `nice` (on Linux, niceness is per thread)."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        os.setpriority(os.PRIO_PROCESS, int(tid), nice)
-
-
 def runqueue_wait_s(pid):
     """Seconds the server's main thread has spent runnable but waiting for a
     CPU (/proc/PID/schedstat, field 2): time other processes held its core,
@@ -339,9 +328,7 @@ def runqueue_wait_s(pid):
 
 
 def stall_table(args, results, targets):
-    niced = f", servers at nice {args.stall_nice}" if args.stall_nice else ""
-    t = Table(f"PING round trip during a {args.growth_keys:,}-key SET load{niced}", "statistic", ["status"],
-              unit="ms")
+    t = Table(f"PING round trip during a {args.growth_keys:,}-key SET load", "statistic", ["status"], unit="ms")
     rows = {}
     for stat in ("max_ms", "p999_ms", "p99_ms", "median_ms", "own_max_ms", "own_p999_ms", "wall_max_ms",
                  "wall_p999_ms", "cpu_wait_ms", "load_s"):
