@@ -1,5 +1,6 @@
 //! Tests of the keyspace table: a model check, incremental growth and
-//! shrink, the SCAN guarantee across resizes, sampling, and hash flooding.
+//! shrink, where entries live mid-rehash, the SCAN guarantee across resizes,
+//! sampling, and hash flooding.
 use super::*;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hasher;
@@ -275,6 +276,44 @@ fn scan_survives_shrink_between_calls() {
     assert!(d.bucket_count() * 8 <= start_buckets, "table did not shrink");
     assert!(mid_rehash > 0);
     assert!((0..20_000).step_by(20).all(|i| seen.contains(&key(i))));
+}
+
+#[test]
+fn scan_survives_inserts_and_removes_mid_rehash() {
+    // Keys inserted mid-rehash now join unmigrated old buckets; a scan that
+    // runs through a whole growth and a whole shrink with such inserts (and
+    // removes) between its calls must still report every key that stayed.
+    let mut d = Dict::new();
+    (0..4_000).for_each(|i| _ = d.insert(&key(i), ()));
+    while d.rehash_step(1000) {}
+    let (mut next, mut grew, mut shrank) = (4_000, 0, 0);
+    let mut seen = HashSet::new();
+    let mut cursor = 0;
+    loop {
+        cursor = d.scan(cursor, |k, _| _ = seen.insert(k.to_vec()));
+        if cursor == 0 {
+            break;
+        }
+        if next < 12_000 {
+            // Growing: new keys, and a few of them removed again.
+            (next..next + 20).for_each(|i| _ = d.insert(&key(i), ()));
+            d.remove(&key(next + 3));
+            next += 20;
+        } else {
+            // Then shrinking: drop all but keys 0..1000, keep inserting a trickle.
+            let lo = 1_000 + (next - 12_000) * 40;
+            (lo..(lo + 40).min(12_000)).for_each(|i| _ = d.remove(&key(i)));
+            d.insert(&key(next), ());
+            next += 1;
+            d.try_shrink();
+            d.rehash_step(4);
+        }
+        let [t0, t1] = &d.tables;
+        grew += u64::from(d.is_rehashing() && t1.len() > t0.len());
+        shrank += u64::from(d.is_rehashing() && t1.len() < t0.len());
+    }
+    assert!(grew > 0 && shrank > 0, "the scan did not span a growth ({grew}) and a shrink ({shrank})");
+    assert!((0..1_000).all(|i| seen.contains(&key(i))), "a key present throughout was not reported");
 }
 
 #[test]
