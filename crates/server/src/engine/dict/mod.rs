@@ -9,15 +9,19 @@
 //!   calling [`Dict::rehash_step`]. No single call does work proportional to
 //!   `len` (a table that resized at once stalled 2.6 s at 7.3M keys). Nor
 //!   does the kernel: the new array is written front to back as migration
-//!   advances (see [`Dict::table_for`]), on small pages, so its page faults
-//!   come a few at a time instead of hundreds of MB in one turn.
+//!   advances (see [`Dict::table_for`]), on small pages, and the old one is
+//!   given back as it drains (see `buckets`), so page faults and unmapping
+//!   come a few pages at a time instead of tens of MB in one turn.
 //! * **Keyed hashing.** The default hasher is std's SipHash-1-3 with a random
 //!   key ([`KeyedSip`], SipHash-1-2 as Redis), so clients cannot pick keys that all collide.
 //! * **Stateless iteration.** [`Dict::scan`] uses Redis's reverse-binary
 //!   cursor, whose guarantee survives resizes between calls.
 
+mod buckets;
+
 use super::keybuf::KeyBuf;
 use super::siphash::KeyedSip;
+use buckets::Buckets;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::mem;
@@ -29,9 +33,6 @@ const INITIAL_BUCKETS: usize = 4;
 const EMPTY_VISITS_PER_STEP: usize = 10;
 /// `try_shrink` acts when fewer than one bucket in this many is used.
 const SHRINK_RATIO: usize = 8;
-/// Bucket arrays at least this big (a transparent huge page) are kept on
-/// small pages; see [`alloc_buckets`].
-const SMALL_PAGES_FROM: usize = 2 << 20;
 
 struct Entry<V> {
     key: KeyBuf,
@@ -40,59 +41,6 @@ struct Entry<V> {
 }
 
 type Bucket<V> = Option<Box<Entry<V>>>;
-
-// `vec![None; n]` needs `Bucket<V>: Clone`; given that, std allocates the
-// array zeroed (calloc: untouched pages cost nothing) instead of writing n
-// `None`s. Cloning `None` never calls this, and occupied buckets are never
-// cloned, so requiring `V: Clone` would be a needless restriction.
-impl<V> Clone for Entry<V> {
-    fn clone(&self) -> Self {
-        unreachable!("dict entries are never cloned; only empty buckets are")
-    }
-}
-
-/// A new array of `n` empty buckets.
-///
-/// A big array is kept off transparent huge pages. Its pages are faulted in
-/// as a rehash first writes them, and under THP each such fault zeroes 2 MiB
-/// at once: 1.5-2.5 ms on a VM whose host backs the memory on first touch,
-/// several of them in one event-loop turn at the start of a rehash. On 4 KiB
-/// pages the same cost comes in microsecond pieces spread over the rehash.
-/// (Throughput at 10M keys was the same either way; the entries, which are
-/// most of the memory, stay on huge pages.)
-fn alloc_buckets<V>(n: usize) -> Vec<Bucket<V>> {
-    debug_assert!(n.is_power_of_two());
-    let buckets = vec![None; n];
-    advise_huge_pages(&buckets, false);
-    buckets
-}
-
-/// `madvise(MADV_NOHUGEPAGE)` (or back to `MADV_HUGEPAGE` before the array
-/// returns to the allocator, whose arenas are huge-page advised) over the
-/// whole pages inside a big bucket array. Advice only: failure is ignored.
-fn advise_huge_pages<V>(buckets: &[Bucket<V>], huge: bool) {
-    let bytes = mem::size_of_val(buckets);
-    if bytes < SMALL_PAGES_FROM || !cfg!(target_os = "linux") {
-        return;
-    }
-    const PAGE: usize = 4096;
-    let start = (buckets.as_ptr() as usize).next_multiple_of(PAGE);
-    let end = (buckets.as_ptr() as usize + bytes) / PAGE * PAGE;
-    let advice = if huge { libc::MADV_HUGEPAGE } else { libc::MADV_NOHUGEPAGE };
-    // SAFETY: [start, end) lies inside the array's allocation, which stays
-    // mapped for the call; the advice changes paging, not contents.
-    unsafe { libc::madvise(start as *mut libc::c_void, end - start, advice) };
-}
-
-/// Frees a bucket array whose buckets are all empty without visiting them:
-/// the default drop would read every slot, O(buckets) at the end of a rehash.
-fn free_empty_buckets<V>(mut buckets: Vec<Bucket<V>>) {
-    debug_assert!(buckets.iter().all(Option::is_none));
-    advise_huge_pages(&buckets, true);
-    // SAFETY: truncating to length 0 exposes no uninitialised element; the
-    // forgotten elements are all `None`, so skipping their drop leaks nothing.
-    unsafe { buckets.set_len(0) }
-}
 
 /// Frees a chain one entry at a time; the derived drop would recurse once
 /// per entry and overflow the stack on a long chain.
@@ -156,7 +104,7 @@ pub fn next_random(state: &mut u64) -> u64 {
 pub struct Dict<V, S = KeyedSip> {
     /// `tables[0]` is the live table; `tables[1]` is non-empty only while
     /// rehashing, and is where entries go (see [`Dict::table_for`]).
-    tables: [Vec<Bucket<V>>; 2],
+    tables: [Buckets<V>; 2],
     /// Entries in each table.
     used: [usize; 2],
     /// Next bucket of `tables[0]` to migrate; every bucket below it is empty.
@@ -186,7 +134,7 @@ impl<V, S> Dict<V, S> {
     /// Creates an empty table that hashes keys with `hasher`.
     pub fn with_hasher(hasher: S) -> Self {
         Dict {
-            tables: [Vec::new(), Vec::new()],
+            tables: [Buckets::default(), Buckets::default()],
             used: [0, 0],
             rehash_idx: 0,
             hasher,
@@ -217,17 +165,14 @@ impl<V, S> Dict<V, S> {
 
     /// Iterates over all entries in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
-        self.tables.iter().flatten().flat_map(|bucket| chain_iter(bucket)).map(|e| (&*e.key, &e.value))
+        self.tables.iter().flat_map(|t| t.iter()).flat_map(|bucket| chain_iter(bucket)).map(|e| (&*e.key, &e.value))
     }
 
     /// Removes every entry. O(len); see [`Dict::take_all`] to free the
     /// entries elsewhere instead.
     pub fn clear(&mut self) {
         for mut table in mem::take(&mut self.tables) {
-            for bucket in &mut table {
-                drop_chain(bucket.take());
-            }
-            free_empty_buckets(table);
+            table.iter_mut().for_each(|bucket| drop_chain(bucket.take()));
         }
         self.used = [0, 0];
         self.rehash_idx = 0;
@@ -241,7 +186,7 @@ impl<V, S> Dict<V, S> {
     /// if the table grows, shrinks or rehashes between calls; keys may repeat.
     pub fn scan(&self, cursor: u64, mut f: impl FnMut(&[u8], &V)) -> u64 {
         let mut emit = |bucket: &Bucket<V>| chain_iter(bucket).for_each(|e| f(&e.key, &e.value));
-        let mask = |table: &Vec<Bucket<V>>| table.len() as u64 - 1;
+        let mask = |table: &Buckets<V>| table.len() as u64 - 1;
         let [t0, t1] = &self.tables;
         if t0.is_empty() {
             return 0;
@@ -470,7 +415,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
             return;
         }
         if self.tables[0].is_empty() {
-            self.tables[0] = alloc_buckets(INITIAL_BUCKETS);
+            self.tables[0] = Buckets::new(INITIAL_BUCKETS);
         } else if self.used[0] >= self.tables[0].len() {
             self.start_rehash((self.used[0] * 2).next_power_of_two());
         }
@@ -489,7 +434,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
     }
 
     fn start_rehash(&mut self, n_buckets: usize) {
-        self.tables[1] = alloc_buckets(n_buckets);
+        self.tables[1] = Buckets::new(n_buckets);
         self.rehash_idx = 0;
     }
 
@@ -523,10 +468,11 @@ impl<V, S: BuildHasher> Dict<V, S> {
             self.rehash_idx += 1;
         }
         if self.used[0] > 0 {
+            self.tables[0].release_below(self.rehash_idx);
             return true;
         }
         let new = mem::take(&mut self.tables[1]);
-        free_empty_buckets(mem::replace(&mut self.tables[0], new));
+        drop(mem::replace(&mut self.tables[0], new));
         self.used = [self.used[1], 0];
         self.rehash_idx = 0;
         false
@@ -578,7 +524,7 @@ impl<V: fmt::Debug, S> fmt::Debug for Dict<V, S> {
 impl<V, S> Dict<V, S> {
     /// Longest bucket chain (a measure of how well keys spread; tests).
     pub fn longest_chain(&self) -> usize {
-        self.tables.iter().flatten().map(|b| chain_iter(b).count()).max().unwrap_or(0)
+        self.tables.iter().flat_map(|t| t.iter()).map(|b| chain_iter(b).count()).max().unwrap_or(0)
     }
 }
 

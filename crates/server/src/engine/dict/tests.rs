@@ -190,6 +190,40 @@ fn new_table_is_written_only_behind_the_migration_frontier() {
     assert_matches_model(&d, &model);
 }
 
+#[test]
+fn big_tables_give_drained_pages_back_during_the_rehash() {
+    // Past 2 MiB a bucket array is its own mapping, and the old one hands
+    // back its drained front while growth is still under way.
+    let mut d = Dict::new();
+    let mut i = 0;
+    while !(d.is_rehashing() && d.tables[0].len() >= 1 << 19) {
+        d.insert(&key(i), i);
+        i += 1;
+    }
+    let n0 = d.tables[0].len();
+    while d.is_rehashing() && d.rehash_idx < n0 / 2 {
+        d.insert(&key(i), i);
+        i += 1;
+    }
+    assert!(d.is_rehashing(), "growth finished before half the old table drained");
+    let released = d.tables[0].released;
+    assert!(released >= n0 * 8 / 2 - (256 << 10), "released {released} of {} bytes", n0 * 8);
+    // Released buckets read as empty, and every key is still found.
+    assert!(d.tables[0][..released / 8].iter().all(Option::is_none));
+    assert!((0..i).all(|k| d.get(&key(k)) == Some(&k)));
+    let mut seen = 0;
+    let mut cursor = 0;
+    loop {
+        cursor = d.scan(cursor, |_, _| seen += 1);
+        if cursor == 0 {
+            break;
+        }
+    }
+    assert_eq!(seen, i as usize);
+    while d.rehash_step(1000) {}
+    assert_eq!(d.len(), i as usize);
+}
+
 fn scan_counts<V>(d: &Dict<V>) -> HashMap<Vec<u8>, usize> {
     let mut seen = HashMap::new();
     let mut cursor = 0;
@@ -363,7 +397,7 @@ fn long_chain_drops_without_recursion() {
         chain = Some(Box::new(Entry { key: KeyBuf::new(&key(i)), value: i, next: chain }));
     }
     let mut d: Dict<u64> = Dict::new();
-    d.tables[0] = alloc_buckets(INITIAL_BUCKETS);
+    d.tables[0] = Buckets::new(INITIAL_BUCKETS);
     d.tables[0][0] = chain;
     d.used[0] = 1_000_000;
     drop(d);
