@@ -208,6 +208,54 @@ impl RequestParser {
     }
 }
 
+/// A complete multibulk frame seen ahead of the parser by [`peek_frame`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Peeked {
+    /// The frame's size in bytes.
+    pub len: usize,
+    /// Where its second argument lies (the first key of most commands).
+    pub key: Option<(usize, usize)>,
+}
+
+/// Looks at the frame at the start of `buf` without building its argument
+/// list: its size and its second argument, so a caller can warm caches for
+/// the keys of a pipelined batch before executing it. Returns None for
+/// anything but a complete, well-formed multibulk frame of at most
+/// `max_args` arguments (the parser proper then decides what the bytes are);
+/// the cap keeps a peek at a huge frame still arriving from costing more
+/// than the parser's own resumable scan.
+pub fn peek_frame(buf: &[u8], max_args: usize) -> Option<Peeked> {
+    if buf.first() != Some(&b'*') {
+        return None;
+    }
+    let IntLine::Value(n, line_end) = int_line(buf, 0) else {
+        return None;
+    };
+    if n > max_args as i64 {
+        return None;
+    }
+    let mut pos = line_end + 2;
+    let mut key = None;
+    for i in 0..n.max(0) {
+        if buf.get(pos) != Some(&b'$') {
+            return None;
+        }
+        let IntLine::Value(len, line_end) = int_line(buf, pos) else {
+            return None;
+        };
+        let start = line_end + 2;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        if end + 2 > buf.len() {
+            return None;
+        }
+        if i == 1 {
+            key = Some((start, end));
+        }
+        pos = end + 2;
+    }
+    Some(Peeked { len: pos, key })
+}
+
 /// A header line `<type byte><integer>\r\n` read in one pass.
 enum IntLine {
     /// The value and the index of the line's `\r`.

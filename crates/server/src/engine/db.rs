@@ -99,6 +99,14 @@ impl Db {
     pub fn is_empty(&self) -> bool {
         self.dict.is_empty()
     }
+    /// Warms the cache for keys a pipelined batch is about to look up
+    /// (see `dict::prefetch`); `hashes` is the caller's scratch space.
+    pub fn prefetch<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
+        if self.dict.worth_prefetching() {
+            self.dict.prefetch_buckets(keys, hashes);
+            self.dict.prefetch_entries(hashes);
+        }
+    }
     /// Keys with a TTL (INFO keyspace `expires=`).
     pub fn volatile_count(&self) -> usize {
         self.expires.len()

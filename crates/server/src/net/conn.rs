@@ -14,6 +14,7 @@ use mio::net::TcpStream;
 use resp::request::{Limits, Parsed};
 use resp::{Args, RequestParser};
 
+use super::lookahead::Lookahead;
 use super::spill::Spill;
 use crate::dispatch::{self, Argv};
 use crate::server::Server;
@@ -49,6 +50,7 @@ pub struct Conn {
     in_end: usize,
     parser: RequestParser,
     args: Args,
+    lookahead: Lookahead,
     pub out: Vec<u8>,
     out_sent: usize,
     /// Bytes of output ever removed from `out` (written), so a position in
@@ -81,6 +83,7 @@ impl Conn {
             in_end: 0,
             parser: RequestParser::new(),
             args: Args::default(),
+            lookahead: Lookahead::default(),
             out: Vec::new(),
             out_sent: 0,
             drained: 0,
@@ -224,6 +227,7 @@ impl Conn {
             }
             let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
             let frame = &self.input[self.in_start..self.in_end];
+            self.lookahead.before_frame(frame, &srv.keyspace.dbs[client.db]);
             match self.parser.parse(frame, &mut self.args, limits) {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {

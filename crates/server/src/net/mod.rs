@@ -4,6 +4,7 @@
 mod busy;
 mod conn;
 pub mod limits;
+mod lookahead;
 mod signals;
 pub mod spill;
 
