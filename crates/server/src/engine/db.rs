@@ -100,13 +100,23 @@ impl Db {
         self.dict.is_empty()
     }
     /// Warms the cache for keys a pipelined batch is about to look up
-    /// (see `dict::prefetch`); `hashes` is the caller's scratch space.
-    pub fn prefetch<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
+    /// (see `dict::prefetch`): stage one hashes them into `hashes` (the
+    /// caller's scratch space) and loads their buckets...
+    pub fn prefetch_buckets<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
+        hashes.clear();
         if self.dict.worth_prefetching() {
             self.dict.prefetch_buckets(keys, hashes);
+        }
+    }
+
+    /// ... and stage two, once the buckets had time to arrive, loads the
+    /// entries they point to.
+    pub fn prefetch_entries(&self, hashes: &[u64]) {
+        if self.dict.worth_prefetching() {
             self.dict.prefetch_entries(hashes);
         }
     }
+
     /// Keys with a TTL (INFO keyspace `expires=`).
     pub fn volatile_count(&self) -> usize {
         self.expires.len()

@@ -154,6 +154,22 @@ impl Conn {
         Ok(total)
     }
 
+    /// After a read, while other connections are still being read: start
+    /// loading the keyspace buckets the first buffered commands will need.
+    pub fn prefetch_keys(&mut self, srv: &Server, cid: usize) {
+        if let Some(client) = srv.clients.get(cid) {
+            self.lookahead.after_read(&self.input[self.in_start..self.in_end], &srv.keyspace.dbs[client.db]);
+        }
+    }
+
+    /// Once every ready connection was read: load the entries those buckets
+    /// point to, so they arrive while earlier connections' commands run.
+    pub fn prefetch_entries(&mut self, srv: &Server, cid: usize) {
+        if let Some(client) = srv.clients.get(cid) {
+            self.lookahead.finish(&srv.keyspace.dbs[client.db]);
+        }
+    }
+
     fn spill_append(&mut self, data: &[u8], dir: &Path) -> io::Result<()> {
         if self.spill.is_none() {
             self.spill = Some(Spill::create(dir)?);

@@ -19,23 +19,55 @@ const MAX_ARGS: usize = 8;
 /// Per-connection lookahead state.
 #[derive(Default)]
 pub struct Lookahead {
-    /// Frames after the current one whose keys were already prefetched.
+    /// Upcoming frames, from the head of the input on, whose keys were
+    /// already prefetched (or are being: see `staged`).
     left: usize,
+    /// Hashes of the keys of the last window scanned.
     hashes: Vec<u64>,
+    /// Stage one (buckets) is done for `hashes`, stage two (entries) is not.
+    staged: bool,
 }
 
 impl Lookahead {
     /// Call with the unconsumed input (starting at a frame boundary) before
-    /// executing its first frame. One window is scanned once its frames are
-    /// used up; a lone frame is not worth it (nothing to overlap with).
+    /// executing its first frame. A new window is scanned once the last one
+    /// is used up; a lone frame is not worth it here (nothing to overlap
+    /// its miss with).
     pub fn before_frame(&mut self, pending: &[u8], db: &Db) {
-        if self.left > 0 {
-            self.left -= 1;
-            return;
+        self.finish(db);
+        if self.left == 0 {
+            self.left = self.scan(pending, db, 2, WINDOW);
+            self.finish(db);
         }
+        self.left = self.left.saturating_sub(1);
+    }
+
+    /// Call right after a read, when other connections are still to be read
+    /// before any command runs: stage one only, so the bucket loads overlap
+    /// those reads; [`Lookahead::finish`] does stage two afterwards. Only
+    /// the first frame: what a one-command-per-round-trip client needs;
+    /// a longer pipeline's window is better prefetched just before it runs,
+    /// while its lines are sure to still be in the cache.
+    pub fn after_read(&mut self, pending: &[u8], db: &Db) {
+        if self.left == 0 {
+            self.left = self.scan(pending, db, 1, 1);
+        }
+    }
+
+    /// Stage two of a window [`Lookahead::after_read`] started, if any.
+    pub fn finish(&mut self, db: &Db) {
+        if std::mem::take(&mut self.staged) {
+            db.prefetch_entries(&self.hashes);
+        }
+    }
+
+    /// Starts loading the buckets of the keys of up to `max_frames` (at
+    /// most [`WINDOW`]) complete frames if there are at least `min_frames`
+    /// of them; returns how many frames it covered.
+    fn scan(&mut self, pending: &[u8], db: &Db, min_frames: usize, max_frames: usize) -> usize {
         let mut keys = [(0usize, 0usize); WINDOW];
         let (mut frames, mut nkeys, mut at) = (0, 0, 0);
-        while frames < WINDOW {
+        while frames < max_frames.min(WINDOW) {
             let Some(p) = peek_frame(&pending[at..], MAX_ARGS) else {
                 break;
             };
@@ -46,9 +78,11 @@ impl Lookahead {
             at += p.len;
             frames += 1;
         }
-        if frames >= 2 {
-            db.prefetch(keys[..nkeys].iter().map(|&(s, e)| &pending[s..e]), &mut self.hashes);
+        if frames < min_frames {
+            return 0;
         }
-        self.left = frames.saturating_sub(1);
+        db.prefetch_buckets(keys[..nkeys].iter().map(|&(s, e)| &pending[s..e]), &mut self.hashes);
+        self.staged = !self.hashes.is_empty();
+        frames
     }
 }

@@ -115,6 +115,7 @@ impl EventLoop {
     fn serve(&mut self) -> io::Result<()> {
         signals::install();
         let mut events = Events::with_capacity(1024);
+        let mut ready = Vec::new();
         loop {
             let timeout = if self.again.is_empty() { self.sleep_budget() } else { Duration::ZERO };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -123,6 +124,7 @@ impl EventLoop {
                 }
             }
             let now = unix_ms();
+            let several = events.iter().nth(1).is_some();
             for ev in events.iter() {
                 let t = ev.token().0;
                 if t == WAKER {
@@ -136,10 +138,22 @@ impl EventLoop {
                 if ev.is_writable() {
                     self.on_writable(t, now);
                 }
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.on_readable(t, now);
+                if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && self.read_slot(t, several) {
+                    ready.push(t);
                 }
             }
+            // Every ready connection is read before any command runs, so
+            // the keyspace misses of one connection's commands overlap the
+            // reads of the others (see `Conn::prefetch_keys`).
+            for &t in &ready {
+                if let Some(conn) = self.conns.get_mut(t) {
+                    conn.prefetch_entries(&self.srv, t);
+                }
+            }
+            for &t in &ready {
+                self.execute(t, now);
+            }
+            ready.clear();
             for t in std::mem::take(&mut self.again) {
                 self.on_readable(t, now);
             }
@@ -225,20 +239,31 @@ fn register(
 
 impl EventLoop {
     fn on_readable(&mut self, slot: usize, now: i64) {
+        if self.read_slot(slot, false) {
+            self.execute(slot, now);
+        }
+    }
+
+    /// Reads what the connection has; with `prefetch`, also warms the
+    /// cache for its first commands. False if the connection failed.
+    fn read_slot(&mut self, slot: usize, prefetch: bool) -> bool {
         let Some(conn) = self.conns.get_mut(slot) else {
-            return;
+            return false;
         };
         match conn.fill(&self.srv, &mut self.scratch) {
             Ok(n) => {
                 self.srv.stats.net_input_bytes += n as u64;
                 self.srv.stats.io_reads += 1;
+                if prefetch {
+                    conn.prefetch_keys(&self.srv, slot);
+                }
+                true
             }
             Err(e) => {
                 self.to_close.push((slot, Close::Gone(e.to_string())));
-                return;
+                false
             }
         }
-        self.execute(slot, now);
     }
 
     fn on_writable(&mut self, slot: usize, now: i64) {

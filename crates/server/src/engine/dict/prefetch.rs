@@ -37,7 +37,6 @@ impl<V, S: BuildHasher> Dict<V, S> {
     /// Stage one: computes each key's hash into `hashes` and starts loading
     /// the bucket slots they select (in both tables while rehashing).
     pub fn prefetch_buckets<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
-        hashes.clear();
         for key in keys {
             let hash = self.hasher.hash_one(key);
             for t in self.tables.iter().filter(|t| !t.is_empty()) {
