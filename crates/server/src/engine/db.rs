@@ -99,6 +99,12 @@ impl Db {
     pub fn is_empty(&self) -> bool {
         self.dict.is_empty()
     }
+    /// False while the table is small enough to stay in the CPU caches:
+    /// callers then skip even finding the keys to prefetch.
+    pub fn worth_prefetching(&self) -> bool {
+        self.dict.worth_prefetching()
+    }
+
     /// Warms the cache for keys a pipelined batch is about to look up
     /// (see `dict::prefetch`): stage one hashes them into `hashes` (the
     /// caller's scratch space) and loads their buckets...

@@ -65,6 +65,9 @@ impl Lookahead {
     /// most [`WINDOW`]) complete frames if there are at least `min_frames`
     /// of them; returns how many frames it covered.
     fn scan(&mut self, pending: &[u8], db: &Db, min_frames: usize, max_frames: usize) -> usize {
+        if !db.worth_prefetching() {
+            return 0;
+        }
         let mut keys = [(0usize, 0usize); WINDOW];
         let (mut frames, mut nkeys, mut at) = (0, 0, 0);
         while frames < max_frames.min(WINDOW) {
