@@ -213,8 +213,19 @@ impl RequestParser {
 pub struct Peeked {
     /// The frame's size in bytes.
     pub len: usize,
-    /// Where its second argument lies (the first key of most commands).
-    pub key: Option<(usize, usize)>,
+    /// Number of arguments, command name included.
+    pub argc: usize,
+    /// Where its first arguments lie (name, first key, and the argument
+    /// after it: a member or field for most collection commands); only
+    /// the first `argc` are meaningful.
+    pub head: [(usize, usize); 3],
+}
+
+impl Peeked {
+    /// Argument `i` (< 3) as a range into the peeked buffer, if present.
+    pub fn arg(&self, i: usize) -> Option<(usize, usize)> {
+        (i < self.argc.min(self.head.len())).then(|| self.head[i])
+    }
 }
 
 /// Looks at the frame at the start of `buf` without building its argument
@@ -235,8 +246,8 @@ pub fn peek_frame(buf: &[u8], max_args: usize) -> Option<Peeked> {
         return None;
     }
     let mut pos = line_end + 2;
-    let mut key = None;
-    for i in 0..n.max(0) {
+    let mut head = [(0, 0); 3];
+    for i in 0..n.max(0) as usize {
         if buf.get(pos) != Some(&b'$') {
             return None;
         }
@@ -248,12 +259,12 @@ pub fn peek_frame(buf: &[u8], max_args: usize) -> Option<Peeked> {
         if end + 2 > buf.len() {
             return None;
         }
-        if i == 1 {
-            key = Some((start, end));
+        if let Some(slot) = head.get_mut(i) {
+            *slot = (start, end);
         }
         pos = end + 2;
     }
-    Some(Peeked { len: pos, key })
+    Some(Peeked { len: pos, argc: n.max(0) as usize, head })
 }
 
 /// A header line `<type byte><integer>\r\n` read in one pass.

@@ -123,6 +123,35 @@ impl Db {
         }
     }
 
+    /// Stages three and four for collection commands, once the keys'
+    /// entries are loaded: for each `(key, member)` whose key holds a big
+    /// set or hash, warm the member's bucket, then its entry. Read-only: no
+    /// expiry check, no rehash step.
+    pub fn prefetch_members(&self, items: &[(&[u8], &[u8])]) {
+        enum Table<'a> {
+            Set(&'a Dict<()>),
+            Hash(&'a Dict<Box<[u8]>>),
+        }
+        let mut staged: [Option<(Table, u64)>; 16] = Default::default();
+        for (slot, &(key, member)) in staged.iter_mut().zip(items) {
+            *slot = match self.dict.get(key).map(|e| &e.value) {
+                Some(Value::Set(super::set::Set::Table(t))) if t.worth_prefetching() => {
+                    Some((Table::Set(t), t.prefetch_bucket_of(member)))
+                }
+                Some(Value::Hash(super::hash::Hash::Table(t))) if t.worth_prefetching() => {
+                    Some((Table::Hash(t), t.prefetch_bucket_of(member)))
+                }
+                _ => None,
+            };
+        }
+        for (table, hash) in staged.iter().flatten() {
+            match table {
+                Table::Set(t) => t.prefetch_entries(&[*hash]),
+                Table::Hash(t) => t.prefetch_entries(&[*hash]),
+            }
+        }
+    }
+
     /// Keys with a TTL (INFO keyspace `expires=`).
     pub fn volatile_count(&self) -> usize {
         self.expires.len()

@@ -158,7 +158,7 @@ impl Conn {
     /// loading the keyspace buckets the first buffered commands will need.
     pub fn prefetch_keys(&mut self, srv: &Server, cid: usize) {
         if let Some(client) = srv.clients.get(cid) {
-            self.lookahead.after_read(&self.input[self.in_start..self.in_end], &srv.keyspace.dbs[client.db]);
+            self.lookahead.after_read(&self.input[self.in_start..self.in_end], srv, &srv.keyspace.dbs[client.db]);
         }
     }
 
@@ -243,7 +243,7 @@ impl Conn {
             }
             let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
             let frame = &self.input[self.in_start..self.in_end];
-            self.lookahead.before_frame(frame, &srv.keyspace.dbs[client.db]);
+            self.lookahead.before_frame(frame, srv, &srv.keyspace.dbs[client.db]);
             match self.parser.parse(frame, &mut self.args, limits) {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {

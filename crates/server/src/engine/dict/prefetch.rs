@@ -35,15 +35,21 @@ impl<V, S: BuildHasher> Dict<V, S> {
     }
 
     /// Stage one: computes each key's hash into `hashes` and starts loading
-    /// the bucket slots they select (in both tables while rehashing).
+    /// the bucket slots they select.
     pub fn prefetch_buckets<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
         for key in keys {
-            let hash = self.hasher.hash_one(key);
-            for t in self.tables.iter().filter(|t| !t.is_empty()) {
-                prefetch(&t[bucket_index(hash, t.len())]);
-            }
-            hashes.push(hash);
+            hashes.push(self.prefetch_bucket_of(key));
         }
+    }
+
+    /// Stage one for a single key: its hash, with its bucket (in both
+    /// tables while rehashing) on the way.
+    pub fn prefetch_bucket_of(&self, key: &[u8]) -> u64 {
+        let hash = self.hasher.hash_one(key);
+        for t in self.tables.iter().filter(|t| !t.is_empty()) {
+            prefetch(&t[bucket_index(hash, t.len())]);
+        }
+        hash
     }
 
     /// Stage two, after stage one had a moment: starts loading the first
