@@ -22,6 +22,8 @@ pub use conn::{Close, Conn};
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// The AOF commit thread wakes the loop with this token.
 const WAKER: usize = LISTENER_BASE - 1;
+/// A client idle this long (ms) gives its buffers back (Redis: 2 s too).
+const IDLE_BUFFERS_MS: i64 = 2000;
 
 pub struct EventLoop {
     poll: Poll,
@@ -518,7 +520,10 @@ impl EventLoop {
             }
         }
         for (slot, c) in self.srv.clients.iter_mut() {
-            if let Some(conn) = self.conns.get(slot) {
+            if let Some(conn) = self.conns.get_mut(slot) {
+                if now - c.last_interaction_ms > IDLE_BUFFERS_MS {
+                    conn.release_idle_buffers();
+                }
                 c.qbuf = conn.pending_in() as usize;
                 c.omem = conn.pending_out();
                 c.argv_mem = conn.buffer_memory();
