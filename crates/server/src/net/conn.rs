@@ -154,19 +154,17 @@ impl Conn {
         Ok(total)
     }
 
-    /// After a read, while other connections are still being read: start
-    /// loading the keyspace buckets the first buffered commands will need.
-    pub fn prefetch_keys(&mut self, srv: &Server, cid: usize) {
-        if let Some(client) = srv.clients.get(cid) {
-            self.lookahead.after_read(&self.input[self.in_start..self.in_end], srv, &srv.keyspace.dbs[client.db]);
-        }
+    /// Stage one of prefetching the keys of the next commands to run (see
+    /// `lookahead`); true if there is a stage two for [`Conn::prefetch_finish`].
+    pub fn prefetch_stage(&mut self, srv: &Server, cid: usize) -> bool {
+        let Some(client) = srv.clients.get(cid) else { return false };
+        self.lookahead.stage(&self.input[self.in_start..self.in_end], srv, &srv.keyspace.dbs[client.db], 1)
     }
 
-    /// Once every ready connection was read: load the entries those buckets
-    /// point to, so they arrive while earlier connections' commands run.
-    pub fn prefetch_entries(&mut self, srv: &Server, cid: usize) {
+    /// Stage two of what [`Conn::prefetch_stage`] started.
+    pub fn prefetch_finish(&mut self, srv: &Server, cid: usize) {
         if let Some(client) = srv.clients.get(cid) {
-            self.lookahead.finish(&srv.keyspace.dbs[client.db]);
+            self.lookahead.finish(&self.input[self.in_start..self.in_end], &srv.keyspace.dbs[client.db]);
         }
     }
 

@@ -126,7 +126,6 @@ impl EventLoop {
                 }
             }
             let now = unix_ms();
-            let several = events.iter().nth(1).is_some();
             for ev in events.iter() {
                 let t = ev.token().0;
                 if t == WAKER {
@@ -140,21 +139,11 @@ impl EventLoop {
                 if ev.is_writable() {
                     self.on_writable(t, now);
                 }
-                if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && self.read_slot(t, several) {
+                if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && self.read_slot(t) {
                     ready.push(t);
                 }
             }
-            // Every ready connection is read before any command runs, so
-            // the keyspace misses of one connection's commands overlap the
-            // reads of the others (see `Conn::prefetch_keys`).
-            for &t in &ready {
-                if let Some(conn) = self.conns.get_mut(t) {
-                    conn.prefetch_entries(&self.srv, t);
-                }
-            }
-            for &t in &ready {
-                self.execute(t, now);
-            }
+            self.execute_ready(&ready, now);
             ready.clear();
             for t in std::mem::take(&mut self.again) {
                 self.on_readable(t, now);
@@ -241,14 +230,13 @@ fn register(
 
 impl EventLoop {
     fn on_readable(&mut self, slot: usize, now: i64) {
-        if self.read_slot(slot, false) {
+        if self.read_slot(slot) {
             self.execute(slot, now);
         }
     }
 
-    /// Reads what the connection has; with `prefetch`, also warms the
-    /// cache for its first commands. False if the connection failed.
-    fn read_slot(&mut self, slot: usize, prefetch: bool) -> bool {
+    /// Reads what the connection has. False if the connection failed.
+    fn read_slot(&mut self, slot: usize) -> bool {
         let Some(conn) = self.conns.get_mut(slot) else {
             return false;
         };
@@ -256,14 +244,37 @@ impl EventLoop {
             Ok(n) => {
                 self.srv.stats.net_input_bytes += n as u64;
                 self.srv.stats.io_reads += 1;
-                if prefetch {
-                    conn.prefetch_keys(&self.srv, slot);
-                }
                 true
             }
             Err(e) => {
                 self.to_close.push((slot, Close::Gone(e.to_string())));
                 false
+            }
+        }
+    }
+
+    /// Runs the commands of every connection just read. Every ready
+    /// connection was read before any command runs, so their keys can be
+    /// prefetched in a staggered way: while connection i runs, the key
+    /// entries of i + 1 and the key buckets of i + 2 are on their way (see
+    /// `lookahead`), and the misses overlap useful work.
+    fn execute_ready(&mut self, ready: &[usize], now: i64) {
+        let mut staged = [false; 2];
+        for i in 0..ready.len() + 2 {
+            if let Some(&t) = ready.get(i) {
+                if let Some(conn) = self.conns.get_mut(t) {
+                    staged[i % 2] = conn.prefetch_stage(&self.srv, t);
+                }
+            }
+            if let Some(&t) = i.checked_sub(1).and_then(|p| ready.get(p)) {
+                if std::mem::take(&mut staged[(i - 1) % 2]) {
+                    if let Some(conn) = self.conns.get_mut(t) {
+                        conn.prefetch_finish(&self.srv, t);
+                    }
+                }
+            }
+            if let Some(&t) = i.checked_sub(2).and_then(|p| ready.get(p)) {
+                self.execute(t, now);
             }
         }
     }
