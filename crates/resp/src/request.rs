@@ -208,6 +208,65 @@ impl RequestParser {
     }
 }
 
+/// A complete multibulk frame seen ahead of the parser by [`peek_frame`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Peeked {
+    /// The frame's size in bytes.
+    pub len: usize,
+    /// Number of arguments, command name included.
+    pub argc: usize,
+    /// Where its first arguments lie (name, first key, and the argument
+    /// after it: a member or field for most collection commands); only
+    /// the first `argc` are meaningful.
+    pub head: [(usize, usize); 3],
+}
+
+impl Peeked {
+    /// Argument `i` (< 3) as a range into the peeked buffer, if present.
+    pub fn arg(&self, i: usize) -> Option<(usize, usize)> {
+        (i < self.argc.min(self.head.len())).then(|| self.head[i])
+    }
+}
+
+/// Looks at the frame at the start of `buf` without building its argument
+/// list: its size and its second argument, so a caller can warm caches for
+/// the keys of a pipelined batch before executing it. Returns None for
+/// anything but a complete, well-formed multibulk frame of at most
+/// `max_args` arguments (the parser proper then decides what the bytes are);
+/// the cap keeps a peek at a huge frame still arriving from costing more
+/// than the parser's own resumable scan.
+pub fn peek_frame(buf: &[u8], max_args: usize) -> Option<Peeked> {
+    if buf.first() != Some(&b'*') {
+        return None;
+    }
+    let IntLine::Value(n, line_end) = int_line(buf, 0) else {
+        return None;
+    };
+    if n > max_args as i64 {
+        return None;
+    }
+    let mut pos = line_end + 2;
+    let mut head = [(0, 0); 3];
+    for i in 0..n.max(0) as usize {
+        if buf.get(pos) != Some(&b'$') {
+            return None;
+        }
+        let IntLine::Value(len, line_end) = int_line(buf, pos) else {
+            return None;
+        };
+        let start = line_end + 2;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        if end + 2 > buf.len() {
+            return None;
+        }
+        if let Some(slot) = head.get_mut(i) {
+            *slot = (start, end);
+        }
+        pos = end + 2;
+    }
+    Some(Peeked { len: pos, argc: n.max(0) as usize, head })
+}
+
 /// A header line `<type byte><integer>\r\n` read in one pass.
 enum IntLine {
     /// The value and the index of the line's `\r`.

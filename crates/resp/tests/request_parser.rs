@@ -146,3 +146,59 @@ proptest! {
         prop_assert_eq!(got, cmds);
     }
 }
+
+/// Whenever `peek_frame` recognises a frame, the parser must read the same
+/// frame: same size, and the peeked key is the parser's second argument.
+fn peek_agrees_with_parser(buf: &[u8]) -> Result<(), TestCaseError> {
+    let Some(p) = resp::request::peek_frame(buf, 64) else {
+        return Ok(());
+    };
+    let mut args = Args::default();
+    let parsed = RequestParser::new().parse(buf, &mut args, Limits::default());
+    prop_assert_eq!(parsed, Ok(Parsed::Frame(p.len)));
+    prop_assert_eq!(p.argc, args.len());
+    for i in 0..3 {
+        let want = (i < args.len()).then(|| args.get(buf, i).to_vec());
+        prop_assert_eq!(p.arg(i).map(|(s, e)| buf[s..e].to_vec()), want);
+    }
+    Ok(())
+}
+
+#[test]
+fn peek_sees_whole_multibulk_frames_only() {
+    let frame = b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n";
+    let p = resp::request::peek_frame(frame, 64).expect("a whole frame");
+    assert_eq!(p.len, frame.len());
+    let (s, e) = p.arg(1).unwrap();
+    assert_eq!(&frame[s..e], b"key");
+    assert_eq!((p.argc, p.arg(3)), (3, None));
+    for cut in 0..frame.len() {
+        assert_eq!(resp::request::peek_frame(&frame[..cut], 64), None, "prefix of {cut} bytes");
+    }
+    assert_eq!(resp::request::peek_frame(b"*1\r\n$4\r\nPING\r\n", 64).unwrap().arg(1), None);
+    assert_eq!(resp::request::peek_frame(b"GET key\r\n", 64), None, "inline commands are left to the parser");
+    assert_eq!(resp::request::peek_frame(b"*2\r\n$3\r\nGET\r\n+key\r\n", 64), None);
+    assert_eq!(resp::request::peek_frame(frame, 2), None, "more arguments than the cap");
+}
+
+proptest! {
+    #[test]
+    fn peek_matches_the_parser_on_mutated_input(
+        cmds in proptest::collection::vec(proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..12), 1..5), 1..4),
+        flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3),
+    ) {
+        let mut input = Vec::new();
+        for c in &cmds {
+            resp::encode_command(&mut input, c);
+        }
+        let first = resp::request::peek_frame(&input, 64).expect("an unmutated frame is seen");
+        prop_assert_eq!(first.arg(1).map(|(s, e)| input[s..e].to_vec()), cmds[0].get(1).cloned());
+        for (pos, byte) in flips {
+            let i = pos % input.len();
+            input[i] = byte;
+        }
+        for cut in [input.len() / 3, input.len() / 2, input.len()] {
+            peek_agrees_with_parser(&input[..cut])?;
+        }
+    }
+}

@@ -278,3 +278,40 @@ fn an_argument_bigger_than_the_read_limits_completes() {
     assert_eq!(c.cmd(&["SET", "big", &big]), ok());
     assert_eq!(c.cmd(&["STRLEN", "big"]), int(6 << 20));
 }
+
+/// `tot-mem=` of the client named `name` in CLIENT LIST.
+fn tot_mem(c: &mut Client, name: &str) -> usize {
+    let Frame::Bulk(list) = c.cmd(&["CLIENT", "LIST"]) else { panic!("CLIENT LIST is a bulk string") };
+    let list = String::from_utf8(list).unwrap();
+    let line = list.lines().find(|l| l.contains(&format!(" name={name} "))).expect("client listed");
+    let field = line.split(' ').find_map(|f| f.strip_prefix("tot-mem=")).expect("tot-mem field");
+    field.parse().unwrap()
+}
+
+#[test]
+fn an_idle_client_gives_its_buffers_back_and_still_pipelines() {
+    let srv = TestServer::start(&[]);
+    let mut idle = srv.client();
+    assert_eq!(idle.cmd(&["CLIENT", "SETNAME", "sleeper"]), ok());
+    let mut watcher = srv.client();
+    // CLIENT LIST's memory figures are refreshed by the cron (10 times a
+    // second); it releases the buffers of clients idle for 2 s.
+    let mut poll_until = |what: &str, ok: &dyn Fn(usize) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(6);
+        loop {
+            let m = tot_mem(&mut watcher, "sleeper");
+            if ok(m) {
+                return m;
+            }
+            assert!(std::time::Instant::now() < deadline, "{what}: tot-mem stays {m}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let busy = poll_until("a served client holds its read buffer", &|m| m >= 16 << 10);
+    let freed = poll_until("an idle client gives its buffers back", &|m| m < 1024);
+    assert!(freed < busy);
+    idle.send(&echo_pipeline(2000));
+    for i in 0..2000 {
+        assert_eq!(idle.read_frame(), bulk(&i.to_string()));
+    }
+}

@@ -1,6 +1,7 @@
 //! The command table. Each command group registers static [`CommandSpec`]s;
 //! dispatch, `COMMAND`, key extraction and per-command stats all read this
 //! one table, so there are no parallel lists to keep in sync.
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -80,6 +81,18 @@ pub struct Registry {
     by_name: HashMap<Vec<u8>, CommandId, BuildHasherDefault<NameHasher>>,
     specs: Vec<&'static CommandSpec>,
     full_names: Vec<String>,
+    /// The last name looked up, exactly as the client typed it: a pipeline
+    /// mostly repeats one command, and comparing a few bytes is cheaper
+    /// than lowercasing and hashing them again.
+    last: Cell<LastName>,
+}
+
+/// See [`Registry::last`].
+#[derive(Clone, Copy, Default)]
+struct LastName {
+    len: u8,
+    name: [u8; 15],
+    id: CommandId,
 }
 
 impl Registry {
@@ -101,6 +114,7 @@ impl Registry {
         let id = self.specs.len();
         let old = self.by_name.insert(full.clone().into_bytes(), id);
         assert!(old.is_none(), "command {full} registered twice");
+        self.last.take();
         self.specs.push(spec);
         self.full_names.push(full);
     }
@@ -126,6 +140,21 @@ impl Registry {
     /// Find by a name as typed by a client, case-insensitively, without allocating
     /// for ordinary command lengths.
     pub fn find(&self, name: &[u8]) -> Option<CommandId> {
+        let last = self.last.get();
+        // len 0 = no memo yet (an empty name is never a command).
+        if last.len != 0 && name.len() == last.len as usize && *name == last.name[..name.len()] {
+            return Some(last.id);
+        }
+        let id = self.find_uncached(name)?;
+        if name.len() <= last.name.len() {
+            let mut memo = LastName { len: name.len() as u8, id, ..LastName::default() };
+            memo.name[..name.len()].copy_from_slice(name);
+            self.last.set(memo);
+        }
+        Some(id)
+    }
+
+    fn find_uncached(&self, name: &[u8]) -> Option<CommandId> {
         let mut stack = [0u8; 48];
         if name.len() <= stack.len() {
             let lower = &mut stack[..name.len()];

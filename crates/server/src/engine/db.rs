@@ -99,6 +99,59 @@ impl Db {
     pub fn is_empty(&self) -> bool {
         self.dict.is_empty()
     }
+    /// False while the table is small enough to stay in the CPU caches:
+    /// callers then skip even finding the keys to prefetch.
+    pub fn worth_prefetching(&self) -> bool {
+        self.dict.worth_prefetching()
+    }
+
+    /// Warms the cache for keys a pipelined batch is about to look up
+    /// (see `dict::prefetch`): stage one hashes them into `hashes` (the
+    /// caller's scratch space) and loads their buckets...
+    pub fn prefetch_buckets<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
+        hashes.clear();
+        if self.dict.worth_prefetching() {
+            self.dict.prefetch_buckets(keys, hashes);
+        }
+    }
+
+    /// ... and stage two, once the buckets had time to arrive, loads the
+    /// entries they point to.
+    pub fn prefetch_entries(&self, hashes: &[u64]) {
+        if self.dict.worth_prefetching() {
+            self.dict.prefetch_entries(hashes);
+        }
+    }
+
+    /// Stages three and four for collection commands, once the keys'
+    /// entries are loaded: for each `(key, member)` whose key holds a big
+    /// set or hash, warm the member's bucket, then its entry. Read-only: no
+    /// expiry check, no rehash step.
+    pub fn prefetch_members(&self, items: &[(&[u8], &[u8])]) {
+        enum Table<'a> {
+            Set(&'a Dict<()>),
+            Hash(&'a Dict<Box<[u8]>>),
+        }
+        let mut staged: [Option<(Table, u64)>; 16] = Default::default();
+        for (slot, &(key, member)) in staged.iter_mut().zip(items) {
+            *slot = match self.dict.get(key).map(|e| &e.value) {
+                Some(Value::Set(super::set::Set::Table(t))) if t.worth_prefetching() => {
+                    Some((Table::Set(t), t.prefetch_bucket_of(member)))
+                }
+                Some(Value::Hash(super::hash::Hash::Table(t))) if t.worth_prefetching() => {
+                    Some((Table::Hash(t), t.prefetch_bucket_of(member)))
+                }
+                _ => None,
+            };
+        }
+        for (table, hash) in staged.iter().flatten() {
+            match table {
+                Table::Set(t) => t.prefetch_entries(&[*hash]),
+                Table::Hash(t) => t.prefetch_entries(&[*hash]),
+            }
+        }
+    }
+
     /// Keys with a TTL (INFO keyspace `expires=`).
     pub fn volatile_count(&self) -> usize {
         self.expires.len()

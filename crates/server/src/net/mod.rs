@@ -4,6 +4,7 @@
 mod busy;
 mod conn;
 pub mod limits;
+mod lookahead;
 mod signals;
 pub mod spill;
 
@@ -21,6 +22,8 @@ pub use conn::{Close, Conn};
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// The AOF commit thread wakes the loop with this token.
 const WAKER: usize = LISTENER_BASE - 1;
+/// A client idle this long (ms) gives its buffers back (Redis: 2 s too).
+const IDLE_BUFFERS_MS: i64 = 2000;
 
 pub struct EventLoop {
     poll: Poll,
@@ -114,6 +117,7 @@ impl EventLoop {
     fn serve(&mut self) -> io::Result<()> {
         signals::install();
         let mut events = Events::with_capacity(1024);
+        let mut ready = Vec::new();
         loop {
             let timeout = if self.again.is_empty() { self.sleep_budget() } else { Duration::ZERO };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -139,10 +143,12 @@ impl EventLoop {
                 if ev.is_writable() {
                     self.on_writable(t, now);
                 }
-                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.on_readable(t, now);
+                if (ev.is_readable() || ev.is_read_closed() || ev.is_error()) && self.read_slot(t) {
+                    ready.push(t);
                 }
             }
+            self.execute_ready(&ready, now);
+            ready.clear();
             for t in again {
                 if !self.again.contains(&t) {
                     self.on_readable(t, now);
@@ -230,20 +236,53 @@ fn register(
 
 impl EventLoop {
     fn on_readable(&mut self, slot: usize, now: i64) {
+        if self.read_slot(slot) {
+            self.execute(slot, now);
+        }
+    }
+
+    /// Reads what the connection has. False if the connection failed.
+    fn read_slot(&mut self, slot: usize) -> bool {
         let Some(conn) = self.conns.get_mut(slot) else {
-            return;
+            return false;
         };
         match conn.fill(&self.srv, &mut self.scratch) {
             Ok(n) => {
                 self.srv.stats.net_input_bytes += n as u64;
                 self.srv.stats.io_reads += 1;
+                true
             }
             Err(e) => {
                 self.to_close.push((slot, Close::Gone(e.to_string())));
-                return;
+                false
             }
         }
-        self.execute(slot, now);
+    }
+
+    /// Runs the commands of every connection just read. Every ready
+    /// connection was read before any command runs, so their keys can be
+    /// prefetched in a staggered way: while connection i runs, the key
+    /// entries of i + 1 and the key buckets of i + 2 are on their way (see
+    /// `lookahead`), and the misses overlap useful work.
+    fn execute_ready(&mut self, ready: &[usize], now: i64) {
+        let mut staged = [false; 2];
+        for i in 0..ready.len() + 2 {
+            if let Some(&t) = ready.get(i) {
+                if let Some(conn) = self.conns.get_mut(t) {
+                    staged[i % 2] = conn.prefetch_stage(&self.srv, t);
+                }
+            }
+            if let Some(&t) = i.checked_sub(1).and_then(|p| ready.get(p)) {
+                if std::mem::take(&mut staged[(i - 1) % 2]) {
+                    if let Some(conn) = self.conns.get_mut(t) {
+                        conn.prefetch_finish(&self.srv, t);
+                    }
+                }
+            }
+            if let Some(&t) = i.checked_sub(2).and_then(|p| ready.get(p)) {
+                self.execute(t, now);
+            }
+        }
     }
 
     fn on_writable(&mut self, slot: usize, now: i64) {
@@ -498,7 +537,10 @@ impl EventLoop {
             }
         }
         for (slot, c) in self.srv.clients.iter_mut() {
-            if let Some(conn) = self.conns.get(slot) {
+            if let Some(conn) = self.conns.get_mut(slot) {
+                if now - c.last_interaction_ms > IDLE_BUFFERS_MS {
+                    conn.release_idle_buffers();
+                }
                 c.qbuf = conn.pending_in() as usize;
                 c.omem = conn.pending_out();
                 c.argv_mem = conn.buffer_memory();

@@ -26,6 +26,8 @@ use std::fmt;
 use std::hash::BuildHasher;
 use std::mem;
 
+mod prefetch;
+
 /// Bucket count of a table's first allocation, and the floor for shrinking.
 const INITIAL_BUCKETS: usize = 4;
 /// Empty buckets a rehash step may skip per bucket requested, so a step over

@@ -1,0 +1,126 @@
+//! Key prefetching over the buffered pipelines of the ready connections.
+//!
+//! Before a connection's commands run, look ahead at up to [`WINDOW`] of
+//! its complete frames, take each one's first key and warm the cache for
+//! its keyspace lookup (`Db::prefetch_buckets`, then `prefetch_entries`),
+//! and for set and hash commands the lookup of their member or field in a
+//! big collection (`Db::prefetch_members`), so those cache misses overlap
+//! each other and the execution of other connections' commands instead of
+//! being paid one after another (the idea behind Valkey 8's batch
+//! prefetching). The event loop staggers the stages over the ready
+//! connections (see `EventLoop::execute_ready`). Purely a hint: nothing here
+//! changes what any command does, and a frame it cannot read is simply not
+//! prefetched.
+use crate::engine::Db;
+use crate::server::Server;
+use resp::request::{peek_frame, Peeked};
+
+/// Frames looked at per window: roughly how many outstanding cache misses
+/// a core can keep in flight.
+const WINDOW: usize = 16;
+/// Bigger frames are left alone (their cost is not in the key lookup, and a
+/// peek at a huge frame still arriving would rescan it on every read).
+const MAX_ARGS: usize = 8;
+
+type Range = (usize, usize);
+
+/// Per-connection lookahead state.
+#[derive(Default)]
+pub struct Lookahead {
+    /// Upcoming frames, from the head of the input on, whose keys were
+    /// already prefetched (or are being: see `staged`).
+    left: usize,
+    /// Hashes of the keys of the last window scanned.
+    hashes: Vec<u64>,
+    /// (key, member) ranges in the input of the window's set and hash
+    /// commands.
+    members: Vec<(Range, Range)>,
+    /// Stage one (key buckets) is done, stage two (key entries, then
+    /// members) is not.
+    staged: bool,
+}
+
+impl Lookahead {
+    /// Stage one for the next window, if the last one is used up: hashes
+    /// the keys of up to [`WINDOW`] complete frames of `pending` (the
+    /// unconsumed input, starting at a frame boundary) and starts loading
+    /// their buckets. Returns whether there is a stage two to do.
+    pub fn stage(&mut self, pending: &[u8], srv: &Server, db: &Db, min_frames: usize) -> bool {
+        if self.left == 0 {
+            self.left = self.scan(pending, srv, db, min_frames);
+        }
+        self.staged
+    }
+
+    /// Stage two, once stage one had a moment: loads the key entries, then
+    /// the members' buckets and entries in big sets and hashes. `pending`
+    /// must be the same input as at stage one (only ranges into it were
+    /// kept; a range that no longer fits is skipped).
+    pub fn finish(&mut self, pending: &[u8], db: &Db) {
+        if !std::mem::take(&mut self.staged) {
+            return;
+        }
+        db.prefetch_entries(&self.hashes);
+        if !self.members.is_empty() {
+            let get = |(s, e): Range| pending.get(s..e).unwrap_or_default();
+            let items: [(&[u8], &[u8]); WINDOW] =
+                std::array::from_fn(|i| self.members.get(i).map_or((&[][..], &[][..]), |&(k, m)| (get(k), get(m))));
+            db.prefetch_members(&items[..self.members.len().min(WINDOW)]);
+        }
+    }
+
+    /// Call before executing the frame at the head of `pending`: finishes a
+    /// window staged earlier, or prefetches a new one at once when the last
+    /// is used up (a lone frame is not worth it: nothing to overlap with).
+    pub fn before_frame(&mut self, pending: &[u8], srv: &Server, db: &Db) {
+        if self.stage(pending, srv, db, 2) {
+            self.finish(pending, db);
+        }
+        self.left = self.left.saturating_sub(1);
+    }
+
+    /// Peeks at up to [`WINDOW`] complete frames and does stage one for
+    /// them if there are at least `min_frames`; returns how many frames the
+    /// window covers. While the keyspace fits the caches, only set and hash
+    /// commands (whose members may not) are worth the look: a first frame
+    /// of another kind makes the whole window count as covered.
+    fn scan(&mut self, pending: &[u8], srv: &Server, db: &Db, min_frames: usize) -> usize {
+        let mut keys = [(0, 0); WINDOW];
+        let (mut frames, mut nkeys, mut from) = (0, 0, 0);
+        let keyspace = db.worth_prefetching();
+        self.members.clear();
+        while frames < WINDOW {
+            let Some(p) = peek_frame(&pending[from..], MAX_ARGS) else {
+                break;
+            };
+            let shift = |(s, e): Range| (from + s, from + e);
+            let collection = has_member(srv, &pending[from..], &p);
+            if !keyspace && !collection && frames == 0 {
+                return WINDOW;
+            }
+            if let Some(key) = p.arg(1) {
+                keys[nkeys] = shift(key);
+                nkeys += 1;
+                if let (true, Some(member)) = (collection, p.arg(2)) {
+                    self.members.push((shift(key), shift(member)));
+                }
+            }
+            from += p.len;
+            frames += 1;
+        }
+        if frames < min_frames {
+            self.members.clear();
+            return 0;
+        }
+        db.prefetch_buckets(keys[..nkeys].iter().map(|&(s, e)| &pending[s..e]), &mut self.hashes);
+        self.staged = !self.hashes.is_empty() || !self.members.is_empty();
+        frames
+    }
+}
+
+/// True for set and hash commands: their argument after the key is a
+/// member or field (SADD, SISMEMBER, HSET, HGET, HINCRBY ...).
+fn has_member(srv: &Server, frame: &[u8], p: &Peeked) -> bool {
+    let Some((s, e)) = p.arg(0) else { return false };
+    srv.registry.find(&frame[s..e]).is_some_and(|id| matches!(srv.registry.spec(id).group, "set" | "hash"))
+}
