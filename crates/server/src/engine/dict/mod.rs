@@ -13,6 +13,7 @@
 //! * **Stateless iteration.** [`Dict::scan`] uses Redis's reverse-binary
 //!   cursor, whose guarantee survives resizes between calls.
 
+use super::bytes;
 use super::keybuf::KeyBuf;
 use super::siphash::KeyedSip;
 use std::fmt;
@@ -80,7 +81,7 @@ fn chain_iter<V>(bucket: &Bucket<V>) -> impl Iterator<Item = &Entry<V>> {
 fn chain_find_mut<'a, V>(bucket: &'a mut Bucket<V>, key: &[u8]) -> Option<&'a mut Entry<V>> {
     let mut cur = bucket.as_deref_mut();
     while let Some(entry) = cur {
-        if *entry.key == *key {
+        if bytes::eq(&entry.key, key) {
             return Some(entry);
         }
         cur = entry.next.as_deref_mut();
@@ -90,7 +91,7 @@ fn chain_find_mut<'a, V>(bucket: &'a mut Bucket<V>, key: &[u8]) -> Option<&'a mu
 
 /// Unlinks and returns the entry for `key` from a chain.
 fn chain_unlink<V>(mut link: &mut Bucket<V>, key: &[u8]) -> Option<Box<Entry<V>>> {
-    while link.as_ref().is_some_and(|e| *e.key != *key) {
+    while link.as_ref().is_some_and(|e| !bytes::eq(&e.key, key)) {
         link = &mut link.as_mut()?.next;
     }
     let mut entry = link.take()?;
@@ -268,7 +269,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.tables[..live]
             .iter()
             .filter(|t| !t.is_empty())
-            .find_map(|t| chain_iter(&t[bucket_index(hash, t.len())]).find(|e| *e.key == *key))
+            .find_map(|t| chain_iter(&t[bucket_index(hash, t.len())]).find(|e| bytes::eq(&e.key, key)))
     }
 
     fn find_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Entry<V>> {
