@@ -142,7 +142,8 @@ impl Registry {
     pub fn find(&self, name: &[u8]) -> Option<CommandId> {
         let last = self.last.get();
         // len 0 = no memo yet (an empty name is never a command).
-        if last.len != 0 && name.len() == last.len as usize && *name == last.name[..name.len()] {
+        if last.len != 0 && name.len() == last.len as usize && crate::engine::bytes::eq(name, &last.name[..name.len()])
+        {
             return Some(last.id);
         }
         let id = self.find_uncached(name)?;

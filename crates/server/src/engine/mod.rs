@@ -2,6 +2,7 @@
 //! `Result<T, EngineError>` out; no RESP, no sockets.
 pub mod bitfield;
 pub mod bitmap;
+pub mod bytes;
 pub mod db;
 pub mod dict;
 pub mod glob;

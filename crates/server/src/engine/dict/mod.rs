@@ -19,6 +19,7 @@
 
 mod buckets;
 
+use super::bytes;
 use super::keybuf::KeyBuf;
 use super::siphash::KeyedSip;
 use buckets::Buckets;
@@ -63,7 +64,7 @@ fn chain_iter<V>(bucket: &Bucket<V>) -> impl Iterator<Item = &Entry<V>> {
 fn chain_find_mut<'a, V>(bucket: &'a mut Bucket<V>, key: &[u8]) -> Option<&'a mut Entry<V>> {
     let mut cur = bucket.as_deref_mut();
     while let Some(entry) = cur {
-        if *entry.key == *key {
+        if bytes::eq(&entry.key, key) {
             return Some(entry);
         }
         cur = entry.next.as_deref_mut();
@@ -73,7 +74,7 @@ fn chain_find_mut<'a, V>(bucket: &'a mut Bucket<V>, key: &[u8]) -> Option<&'a mu
 
 /// Unlinks and returns the entry for `key` from a chain.
 fn chain_unlink<V>(mut link: &mut Bucket<V>, key: &[u8]) -> Option<Box<Entry<V>>> {
-    while link.as_ref().is_some_and(|e| *e.key != *key) {
+    while link.as_ref().is_some_and(|e| !bytes::eq(&e.key, key)) {
         link = &mut link.as_mut()?.next;
     }
     let mut entry = link.take()?;
@@ -258,7 +259,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         if table.is_empty() {
             return None;
         }
-        chain_iter(&table[bucket_index(hash, table.len())]).find(|e| *e.key == *key)
+        chain_iter(&table[bucket_index(hash, table.len())]).find(|e| bytes::eq(&e.key, key))
     }
 
     fn find_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Entry<V>> {
