@@ -384,7 +384,7 @@ mod tests {
                 let r = next_random(&mut rng) as i64;
                 let v = if w == 8 { r } else { r >> (64 - 8 * w) };
                 assert_eq!(ints.insert(v), model.insert(v));
-                if next_random(&mut rng) % 4 == 0 {
+                if next_random(&mut rng).is_multiple_of(4) {
                     let gone = *model.iter().next().expect("just inserted");
                     assert!(ints.remove(gone) && model.remove(&gone));
                 }

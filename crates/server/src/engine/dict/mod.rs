@@ -397,6 +397,12 @@ impl<V, S: BuildHasher> Dict<V, S> {
     }
 
     fn remove_entry_hashed(&mut self, hash: u64, key: &[u8]) -> Option<(Box<[u8]>, V)> {
+        let Entry { key, value, .. } = *self.unlink_hashed(hash, key)?;
+        Some((key.into_boxed(), value))
+    }
+
+    /// Unlinks the entry for `key` and returns it. Performs one rehash step.
+    fn unlink_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Box<Entry<V>>> {
         if self.is_empty() {
             return None;
         }
@@ -407,8 +413,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
             let i = bucket_index(hash, table.len());
             if let Some(entry) = chain_unlink(&mut table[i], key) {
                 self.used[t] -= 1;
-                let Entry { key, value, .. } = *entry;
-                return Some((key.into_boxed(), value));
+                return Some(entry);
             }
         }
         None
@@ -416,6 +421,11 @@ impl<V, S: BuildHasher> Dict<V, S> {
 
     /// Links a new entry for a key known to be absent and returns its value.
     fn add_new(&mut self, hash: u64, key: KeyBuf, value: V) -> &mut V {
+        &mut self.add_new_entry(hash, key, value).value
+    }
+
+    /// [`Dict::add_new`] returning the whole entry.
+    fn add_new_entry(&mut self, hash: u64, key: KeyBuf, value: V) -> &mut Entry<V> {
         self.grow_if_needed();
         // While rehashing, new keys go to the new table so the old one only
         // drains and the rehash is sure to finish.
@@ -425,7 +435,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         let slot = &mut table[i];
         let next = slot.take();
         self.used[t] += 1;
-        &mut slot.insert(Box::new(Entry { key, value, next })).value
+        slot.insert(Box::new(Entry { key, value, next }))
     }
 
     fn grow_if_needed(&mut self) {
@@ -545,5 +555,6 @@ impl<V, S> Dict<V, S> {
     }
 }
 
+mod meta;
 #[cfg(test)]
 mod tests;
