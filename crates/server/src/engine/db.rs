@@ -183,7 +183,9 @@ impl Db {
     /// check and no access.
     pub fn idle_secs(&self, key: &[u8], now_ms: i64) -> Option<i64> {
         let (meta, _) = self.dict.get_meta_hashed(self.dict.hash_key(key), key)?;
-        Some(Meta::new(clock_secs(now_ms)).access().saturating_sub(Meta(meta).access()) as i64)
+        // Across a wrap of the 31-bit clock the difference still holds, as
+        // with Redis's LRU clock.
+        Some((clock_secs(now_ms).wrapping_sub(Meta(meta).access()) & CLOCK_MASK) as i64)
     }
 
     /// Look up without touching the access time (OBJECT must not reset
@@ -454,6 +456,28 @@ mod tests {
         assert_eq!((db.expire_of(b"b"), db.volatile_count()), (None, 1));
         let _ = db.clear();
         assert_eq!(db.volatile_count(), 0);
+    }
+
+    #[test]
+    fn access_clock_and_ttl_flag_share_the_key_word() {
+        let mut db = Db::default();
+        db.set(b"k", v("1"), Some(1_000_000), false, 5_000);
+        assert_eq!(db.idle_secs(b"k", 65_000), Some(60));
+        // A read touches the clock and keeps the TTL; a write with KEEPTTL too.
+        db.get(b"k", 30_000);
+        assert_eq!((db.idle_secs(b"k", 65_000), db.expire_of(b"k")), (Some(35), Some(1_000_000)));
+        db.set(b"k", v("2"), None, true, 40_000);
+        assert_eq!((db.idle_secs(b"k", 65_000), db.expire_of(b"k")), (Some(25), Some(1_000_000)));
+        assert!(db.set_expire(b"k", None));
+        assert_eq!((db.idle_secs(b"k", 65_000), db.volatile_count()), (Some(25), 0));
+        // The clock is 31 bits wide and wraps like Redis's LRU clock.
+        let wrap_ms = i64::from(CLOCK_MASK) * 1000;
+        db.set(b"w", v("1"), Some(i64::MAX), false, wrap_ms);
+        assert_eq!(db.idle_secs(b"w", wrap_ms + 3_000), Some(3));
+        assert_eq!(db.expire_of(b"w"), Some(i64::MAX));
+        let rec = db.take(b"w").unwrap();
+        assert_eq!((rec.access, rec.expire_at), (CLOCK_MASK, Some(i64::MAX)));
+        assert_eq!(db.idle_secs(b"missing", 0), None);
     }
 
     #[test]
