@@ -93,25 +93,39 @@ pub fn configure(disable_thp: bool) {
     // SAFETY: sets a process-wide mimalloc option; valid before or after
     // allocation has started.
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
-    set_thp_disabled(disable_thp);
+    if let Err(e) = set_thp_disabled(disable_thp) {
+        crate::log_at!(Verbose, "Could not change transparent huge pages: {e}");
+    }
 }
+
+/// Turns huge pages off before anything runs, constructors and mimalloc's
+/// own initialisation included, so the heap touched while starting up is
+/// not made of them either (2 huge pages, ~4 MiB of RSS, when this waited
+/// for `main`). [`configure`] then applies the configured `disable-thp`.
+extern "C" fn thp_off_at_load() {
+    // Too early to log a failure; `configure` tries again and logs it.
+    let _ = set_thp_disabled(true);
+}
+
+/// Entries of `.preinit_array` run before every constructor of a program.
+#[used]
+#[unsafe(link_section = ".preinit_array")]
+static THP_OFF_AT_LOAD: extern "C" fn() = thp_off_at_load;
 
 /// Turns transparent huge pages off (or back on) for this process and the
 /// children it forks for snapshots, where a huge page also multiplies
 /// copy-on-write. Pages already faulted in stay as they are; new faults get
-/// 4 KiB pages even in the ranges mimalloc marked `MADV_HUGEPAGE`. (The
-/// runtime's first allocations, before `main`, already faulted two huge
-/// pages: about 4 MiB of startup RSS that only an environment setting,
-/// `MIMALLOC_ALLOW_THP=0`, avoids.)
-fn set_thp_disabled(disable: bool) {
+/// 4 KiB pages even in the ranges mimalloc marked `MADV_HUGEPAGE`.
+fn set_thp_disabled(disable: bool) -> std::io::Result<()> {
     // SAFETY: mimalloc reads this option when it maps new memory and when
     // it sizes purges (2 MiB units only while THP is allowed).
     unsafe { mi_option_set(MI_OPTION_ALLOW_THP, libc::c_long::from(!disable)) };
     // SAFETY: PR_SET_THP_DISABLE takes an integer flag and no pointers.
     let rc = unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, libc::c_ulong::from(disable), 0, 0, 0) };
     if rc != 0 {
-        crate::log_at!(Verbose, "Could not change transparent huge pages: {}", std::io::Error::last_os_error());
+        return Err(std::io::Error::last_os_error());
     }
+    Ok(())
 }
 
 #[cfg(test)]
