@@ -108,6 +108,7 @@ extern "C" fn thp_off_at_load() {
 }
 
 /// Entries of `.preinit_array` run before every constructor of a program.
+#[cfg(target_os = "linux")]
 #[used]
 #[unsafe(link_section = ".preinit_array")]
 static THP_OFF_AT_LOAD: extern "C" fn() = thp_off_at_load;
