@@ -22,7 +22,7 @@ pub fn registry() -> dispatch::Registry {
 
 /// Start serving with `config` until shutdown.
 pub fn run(mut config: Config) -> std::io::Result<()> {
-    allocator::configure();
+    allocator::configure(config.other.get("disable-thp").is_none_or(|v| v != "no"));
     let maxclients = net::limits::raise_fd_limit(config.maxclients);
     if maxclients == 0 {
         return Err(std::io::Error::other("not enough file descriptors for even one client"));

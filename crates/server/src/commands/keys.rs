@@ -552,8 +552,10 @@ fn lfu_policy(ctx: &Ctx) -> bool {
     ctx.srv.config.maxmemory_policy.to_ascii_lowercase().contains("lfu")
 }
 
-fn idle_secs(e: &Entry, now_ms: i64) -> i64 {
-    ((now_ms / 1000) as u32).saturating_sub(e.access) as i64
+/// [`read_peek`] for the key's idle seconds.
+fn read_idle(ctx: &mut Ctx, key: &[u8]) -> Option<i64> {
+    read_peek(ctx, key)?;
+    ctx.srv.keyspace.dbs[ctx.db].idle_secs(key, ctx.now)
 }
 
 const POLICY_NOTE: &str =
@@ -567,8 +569,7 @@ fn object_encoding(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn object_freq(ctx: &mut Ctx, argv: &Argv) {
-    let now = ctx.now;
-    let Some(idle) = read_peek(ctx, argv.get(2)).map(|e| idle_secs(e, now)) else { return ctx.r.null() };
+    let Some(idle) = read_idle(ctx, argv.get(2)) else { return ctx.r.null() };
     if !lfu_policy(ctx) {
         return ctx.r.error(&format!(
             "ERR An LFU maxmemory policy is not selected, access frequency not tracked. {POLICY_NOTE}"
@@ -580,8 +581,7 @@ fn object_freq(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn object_idletime(ctx: &mut Ctx, argv: &Argv) {
-    let now = ctx.now;
-    let Some(idle) = read_peek(ctx, argv.get(2)).map(|e| idle_secs(e, now)) else { return ctx.r.null() };
+    let Some(idle) = read_idle(ctx, argv.get(2)) else { return ctx.r.null() };
     if lfu_policy(ctx) {
         return ctx.r.error(&format!("ERR An LFU maxmemory policy is selected, idle time not tracked. {POLICY_NOTE}"));
     }

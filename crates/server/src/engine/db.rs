@@ -3,32 +3,51 @@
 //! nobody reads again.
 //!
 //! Expiry times live in a side table holding only keys that have one (as in
-//! Redis), flagged in the key's entry, so a persistent key pays nothing for
-//! TTL support and a whole key fits one 64-byte dict node.
+//! Redis), flagged in the key's metadata word, so a persistent key pays
+//! nothing for TTL support. That word (see [`KeyBuf::meta`]) also holds the
+//! access clock, so the table's value is just the [`Value`] and a whole key
+//! fits one 56-byte dict node.
+//!
+//! [`KeyBuf::meta`]: super::keybuf::KeyBuf::meta
 use super::dict::{next_random, Dict};
 use super::siphash::KeyedSip;
 use super::value::Value;
 use super::EngineError;
 
-/// What a key holds in the table: its value and last access time.
+/// What a key holds in the table. Its access time and TTL flag live in the
+/// key's metadata word ([`Meta`]), where they cost no space.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub value: Value,
-    /// Last access, in seconds of the server clock (OBJECT IDLETIME).
-    pub access: u32,
-    /// The key has an expiry in the db's side table. Only [`Db`] changes it.
-    volatile: bool,
 }
 
-impl Entry {
-    /// A copy of this entry that counts as freshly created at `now_ms`.
-    pub fn fresh_copy(&self, now_ms: i64) -> Entry {
-        Entry { value: self.value.clone(), access: clock_secs(now_ms), volatile: false }
-    }
+// With the key (24 bytes, metadata included) and the chain link, a dict
+// node of 56 bytes: keep the entry itself to the bare value.
+const _: () = assert!(std::mem::size_of::<Entry>() == 24);
 
-    /// Whether the key has an expiry (saves a lookup when it has none).
-    pub fn is_volatile(&self) -> bool {
-        self.volatile
+/// The keyspace's use of a key's metadata word: the top bit says the key
+/// has an expiry in the side table; the other 31 bits are the last access
+/// in seconds of the server clock (OBJECT IDLETIME), wrapping like Redis's
+/// (shorter) LRU clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Meta(u32);
+
+const VOLATILE: u32 = 1 << 31;
+const CLOCK_MASK: u32 = VOLATILE - 1;
+
+impl Meta {
+    fn new(access: u32) -> Meta {
+        Meta(access & CLOCK_MASK)
+    }
+    fn volatile(self) -> bool {
+        self.0 & VOLATILE != 0
+    }
+    fn access(self) -> u32 {
+        self.0 & CLOCK_MASK
+    }
+    /// `word` with its access clock set to `access` (the flag kept).
+    fn touch(word: &mut u32, access: u32) {
+        *word = (*word & VOLATILE) | (access & CLOCK_MASK);
     }
 }
 
@@ -73,9 +92,10 @@ fn clock_secs(now_ms: i64) -> u32 {
     (now_ms / 1000) as u32
 }
 
-/// Bring `e`'s side-table expiry to `at` (None = persistent).
-fn apply_expire(e: &mut Entry, expires: &mut Dict<i64>, hash: u64, key: &[u8], at: Option<i64>) {
-    match (e.volatile, at) {
+/// Bring a key's side-table expiry to `at` (None = persistent); `word` is
+/// the key's metadata.
+fn apply_expire(word: &mut u32, expires: &mut Dict<i64>, hash: u64, key: &[u8], at: Option<i64>) {
+    match (Meta(*word).volatile(), at) {
         (false, None) => {}
         (true, None) => {
             expires.remove_hashed(hash, key);
@@ -89,7 +109,11 @@ fn apply_expire(e: &mut Entry, expires: &mut Dict<i64>, hash: u64, key: &[u8], a
             expires.insert_new_hashed(hash, key, at);
         }
     }
-    e.volatile = at.is_some();
+    if at.is_some() {
+        *word |= VOLATILE;
+    } else {
+        *word &= !VOLATILE;
+    }
 }
 
 impl Db {
@@ -164,8 +188,8 @@ impl Db {
     }
 
     fn expire_of_hashed(&self, hash: u64, key: &[u8]) -> Option<i64> {
-        let e = self.dict.get_hashed(hash, key)?;
-        if e.volatile {
+        let (meta, _) = self.dict.get_meta_hashed(hash, key)?;
+        if Meta(meta).volatile() {
             self.expires.get_hashed(hash, key).copied()
         } else {
             None
@@ -203,9 +227,18 @@ impl Db {
         if self.expire_if_due_hashed(hash, key, now_ms) {
             return None;
         }
-        let e = self.dict.get_mut_hashed(hash, key)?;
-        e.access = clock_secs(now_ms);
+        let (meta, e) = self.dict.get_meta_mut_hashed(hash, key)?;
+        Meta::touch(meta, clock_secs(now_ms));
         Some(e)
+    }
+
+    /// Seconds since `key` was last accessed (OBJECT IDLETIME); no expiry
+    /// check and no access.
+    pub fn idle_secs(&self, key: &[u8], now_ms: i64) -> Option<i64> {
+        let (meta, _) = self.dict.get_meta_hashed(self.dict.hash_key(key), key)?;
+        // Across a wrap of the 31-bit clock the difference still holds, as
+        // with Redis's LRU clock.
+        Some((clock_secs(now_ms).wrapping_sub(Meta(meta).access()) & CLOCK_MASK) as i64)
     }
 
     /// Look up without touching the access time (OBJECT must not reset
@@ -229,17 +262,17 @@ impl Db {
         let hash = self.dict.hash_key(key);
         // A stale entry's TTL is not kept: the key was logically gone.
         let stale = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
-        match self.dict.get_mut_hashed(hash, key) {
-            Some(e) => {
+        match self.dict.get_meta_mut_hashed(hash, key) {
+            Some((meta, e)) => {
                 e.value = value;
-                e.access = access;
+                Meta::touch(meta, access);
                 if !keep_ttl || stale {
-                    apply_expire(e, &mut self.expires, hash, key, expire_at);
+                    apply_expire(meta, &mut self.expires, hash, key, expire_at);
                 }
             }
             None => {
-                let e = self.dict.insert_new_hashed(hash, key, Entry { value, access, volatile: false });
-                apply_expire(e, &mut self.expires, hash, key, expire_at);
+                let (meta, _) = self.dict.insert_new_meta_hashed(hash, key, Meta::new(access).0, Entry { value });
+                apply_expire(meta, &mut self.expires, hash, key, expire_at);
             }
         }
     }
@@ -251,40 +284,45 @@ impl Db {
         if self.dict.get_hashed(hash, key).is_some() {
             return false;
         }
-        let e = self.dict.insert_new_hashed(hash, key, Entry { value, access: clock_secs(now_ms), volatile: false });
-        apply_expire(e, &mut self.expires, hash, key, expire_at);
+        let (meta, _) = self.dict.insert_new_meta_hashed(hash, key, Meta::new(clock_secs(now_ms)).0, Entry { value });
+        apply_expire(meta, &mut self.expires, hash, key, expire_at);
         true
     }
 
     /// Remove a key, returning its entry (its expiry is dropped).
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        self.remove_with_meta(key).map(|(_, e)| e)
+    }
+
+    fn remove_with_meta(&mut self, key: &[u8]) -> Option<(Meta, Entry)> {
         let hash = self.dict.hash_key(key);
-        let e = self.dict.remove_hashed(hash, key)?;
-        if e.volatile {
+        let (meta, e) = self.dict.remove_meta_hashed(hash, key)?;
+        if Meta(meta).volatile() {
             self.expires.remove_hashed(hash, key);
         }
-        Some(e)
+        Some((Meta(meta), e))
     }
 
     /// Remove a key with its expiry (RENAME, MOVE).
     pub fn take(&mut self, key: &[u8]) -> Option<Record> {
         let expire_at = self.expire_of(key);
-        let e = self.remove(key)?;
-        Some(Record { value: e.value, expire_at, access: e.access })
+        let (meta, e) = self.remove_with_meta(key)?;
+        Some(Record { value: e.value, expire_at, access: meta.access() })
     }
 
     /// A copy of a key's value and expiry, fresh as of `now_ms` (COPY).
     pub fn copy_record(&mut self, key: &[u8], now_ms: i64) -> Option<Record> {
-        let e = self.get(key, now_ms)?.fresh_copy(now_ms);
-        Some(Record { value: e.value, expire_at: self.expire_of(key), access: e.access })
+        let value = self.get(key, now_ms)?.value.clone();
+        Some(Record { value, expire_at: self.expire_of(key), access: clock_secs(now_ms) })
     }
 
     /// Store a detached record, replacing whatever `key` held.
     pub fn put(&mut self, key: &[u8], rec: Record) {
         self.remove(key);
         let hash = self.dict.hash_key(key);
-        let e = self.dict.insert_new_hashed(hash, key, Entry { value: rec.value, access: rec.access, volatile: false });
-        apply_expire(e, &mut self.expires, hash, key, rec.expire_at);
+        let (meta, _) =
+            self.dict.insert_new_meta_hashed(hash, key, Meta::new(rec.access).0, Entry { value: rec.value });
+        apply_expire(meta, &mut self.expires, hash, key, rec.expire_at);
     }
 
     /// Move the entry at `src` to `dst` with its expiry, replacing whatever
@@ -302,8 +340,8 @@ impl Db {
     /// Set or clear the expiry of an existing key; false if it is missing.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
         let hash = self.dict.hash_key(key);
-        let Some(e) = self.dict.get_mut_hashed(hash, key) else { return false };
-        apply_expire(e, &mut self.expires, hash, key, at);
+        let Some((meta, _)) = self.dict.get_meta_mut_hashed(hash, key) else { return false };
+        apply_expire(meta, &mut self.expires, hash, key, at);
         true
     }
 
@@ -329,6 +367,15 @@ impl Db {
 
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> {
         self.dict.iter()
+    }
+
+    /// Every key with its entry and expiry (unix ms), for snapshots; the
+    /// side table is consulted only for keys flagged as having one.
+    pub fn iter_with_expiry(&self) -> impl Iterator<Item = (&[u8], &Entry, Option<i64>)> {
+        self.dict.iter_meta().map(|(k, meta, e)| {
+            let at = if Meta(meta).volatile() { self.expires.get(k).copied() } else { None };
+            (k, e, at)
+        })
     }
 
     /// A random live key (RANDOMKEY): expired picks are reclaimed and retried.
@@ -462,6 +509,28 @@ mod tests {
         assert_eq!((db.expire_of(b"b"), db.volatile_count()), (None, 1));
         let _ = db.clear();
         assert_eq!(db.volatile_count(), 0);
+    }
+
+    #[test]
+    fn access_clock_and_ttl_flag_share_the_key_word() {
+        let mut db = Db::default();
+        db.set(b"k", v("1"), Some(1_000_000), false, 5_000);
+        assert_eq!(db.idle_secs(b"k", 65_000), Some(60));
+        // A read touches the clock and keeps the TTL; a write with KEEPTTL too.
+        db.get(b"k", 30_000);
+        assert_eq!((db.idle_secs(b"k", 65_000), db.expire_of(b"k")), (Some(35), Some(1_000_000)));
+        db.set(b"k", v("2"), None, true, 40_000);
+        assert_eq!((db.idle_secs(b"k", 65_000), db.expire_of(b"k")), (Some(25), Some(1_000_000)));
+        assert!(db.set_expire(b"k", None));
+        assert_eq!((db.idle_secs(b"k", 65_000), db.volatile_count()), (Some(25), 0));
+        // The clock is 31 bits wide and wraps like Redis's LRU clock.
+        let wrap_ms = i64::from(CLOCK_MASK) * 1000;
+        db.set(b"w", v("1"), Some(i64::MAX), false, wrap_ms);
+        assert_eq!(db.idle_secs(b"w", wrap_ms + 3_000), Some(3));
+        assert_eq!(db.expire_of(b"w"), Some(i64::MAX));
+        let rec = db.take(b"w").unwrap();
+        assert_eq!((rec.access, rec.expire_at), (CLOCK_MASK, Some(i64::MAX)));
+        assert_eq!(db.idle_secs(b"missing", 0), None);
     }
 
     #[test]

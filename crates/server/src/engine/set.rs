@@ -1,8 +1,10 @@
 //! Set values with Redis 7.0's two encodings, as `OBJECT ENCODING` shows them:
 //!
-//! * `intset`: sorted integers packed at the narrowest width that holds them
-//!   all (16, 32 or 64 bits), in one exact-size buffer whose first byte is
-//!   the width, like Redis's intset;
+//! * `intset`: sorted integers packed at the narrowest whole number of bytes
+//!   that holds them all (1 to 8), in one exact-size buffer whose first byte
+//!   is the width. Redis's intset uses only 2, 4 or 8 bytes; any byte width
+//!   keeps the same sorted, uniform-width layout and binary search, and ten
+//!   ids under 8 million take a 32-byte block instead of 48;
 //! * `hashtable`: a [`Dict`] of members, once a member is not a canonical
 //!   integer or the set outgrows `set-max-intset-entries`.
 //!
@@ -18,19 +20,17 @@ use super::EngineError;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IntSet(Box<[u8]>);
 
+/// Bytes needed to hold `v` in two's complement (1 to 8).
 fn width_for(v: i64) -> u8 {
-    if i16::try_from(v).is_ok() {
-        2
-    } else if i32::try_from(v).is_ok() {
-        4
-    } else {
-        8
-    }
+    // Significant bits, plus one for the sign.
+    let magnitude = if v < 0 { !v } else { v };
+    let bits = 65 - magnitude.leading_zeros();
+    bits.div_ceil(8) as u8
 }
 
 impl IntSet {
     fn width(&self) -> usize {
-        self.0.first().map_or(2, |&w| w as usize)
+        self.0.first().map_or(1, |&w| w as usize)
     }
 
     pub fn len(&self) -> usize {
@@ -45,9 +45,17 @@ impl IntSet {
         let w = self.width();
         let b = &self.0[1 + i * w..1 + (i + 1) * w];
         match w {
+            1 => b[0] as i8 as i64,
             2 => i16::from_le_bytes([b[0], b[1]]) as i64,
             4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
-            _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+            8 => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+            _ => {
+                // Sign-extend the w low bytes.
+                let mut full = [0u8; 8];
+                full[..w].copy_from_slice(b);
+                let shift = 64 - 8 * w as u32;
+                (i64::from_le_bytes(full) << shift) >> shift
+            }
         }
     }
 
@@ -226,7 +234,7 @@ impl Set {
                 all.sort_unstable();
                 all.dedup();
                 if all.len() as u64 <= max_intset {
-                    let width = all.iter().map(|&v| width_for(v)).max().unwrap_or(2).max(i.width() as u8);
+                    let width = all.iter().map(|&v| width_for(v)).max().unwrap_or(1).max(i.width() as u8);
                     let added = all.len() - before;
                     if added > 0 {
                         *i = IntSet::rebuild(all.into_iter(), width);
@@ -341,9 +349,9 @@ mod tests {
             i.insert(v);
         }
         assert_eq!(i.iter().collect::<Vec<_>>(), vec![-3, 5, 100]);
-        assert_eq!(i.0.len(), 1 + 3 * 2);
+        assert_eq!(i.0.len(), 1 + 3);
         i.insert(70_000);
-        assert_eq!(i.0.len(), 1 + 4 * 4);
+        assert_eq!(i.0.len(), 1 + 4 * 3);
         i.insert(i64::MIN);
         i.insert(i64::MAX);
         assert_eq!(i.iter().collect::<Vec<_>>(), vec![i64::MIN, -3, 5, 100, 70_000, i64::MAX]);
@@ -351,6 +359,40 @@ mod tests {
         assert!(!i.remove(5));
         assert!(i.contains(i64::MAX) && !i.contains(6));
         assert_eq!(i.len(), 5);
+    }
+
+    #[test]
+    fn width_is_the_fewest_bytes_that_hold_the_value() {
+        for w in 1..=8u32 {
+            let (lo, hi) = (-1i64 << (8 * w - 1), ((1u64 << (8 * w - 1)) - 1) as i64);
+            assert_eq!((width_for(lo), width_for(hi)), (w as u8, w as u8), "width {w}");
+            if w < 8 {
+                assert_eq!((width_for(lo - 1), width_for(hi + 1)), (w as u8 + 1, w as u8 + 1), "width {w}");
+            }
+        }
+        assert_eq!(width_for(0), 1);
+    }
+
+    #[test]
+    fn intset_matches_a_sorted_set_at_every_width() {
+        let mut rng = 12345u64;
+        for w in 1..=8u32 {
+            let (mut ints, mut model) = (IntSet::default(), std::collections::BTreeSet::new());
+            for _ in 0..200 {
+                // Values of up to w bytes, both signs, so every width and
+                // every widening step is exercised.
+                let r = next_random(&mut rng) as i64;
+                let v = if w == 8 { r } else { r >> (64 - 8 * w) };
+                assert_eq!(ints.insert(v), model.insert(v));
+                if next_random(&mut rng).is_multiple_of(4) {
+                    let gone = *model.iter().next().expect("just inserted");
+                    assert!(ints.remove(gone) && model.remove(&gone));
+                }
+            }
+            assert_eq!(ints.iter().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>(), "width {w}");
+            assert!(model.iter().all(|&v| ints.contains(v)));
+            assert!(ints.width() <= w as usize);
+        }
     }
 
     #[test]

@@ -382,6 +382,12 @@ impl<V, S: BuildHasher> Dict<V, S> {
     }
 
     fn remove_entry_hashed(&mut self, hash: u64, key: &[u8]) -> Option<(Box<[u8]>, V)> {
+        let Entry { key, value, .. } = *self.unlink_hashed(hash, key)?;
+        Some((key.into_boxed(), value))
+    }
+
+    /// Unlinks the entry for `key` and returns it. Performs one rehash step.
+    fn unlink_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Box<Entry<V>>> {
         if self.is_empty() {
             return None;
         }
@@ -391,12 +397,16 @@ impl<V, S: BuildHasher> Dict<V, S> {
         let i = bucket_index(hash, table.len());
         let entry = chain_unlink(&mut table[i], key)?;
         self.used[t] -= 1;
-        let Entry { key, value, .. } = *entry;
-        Some((key.into_boxed(), value))
+        Some(entry)
     }
 
     /// Links a new entry for a key known to be absent and returns its value.
     fn add_new(&mut self, hash: u64, key: KeyBuf, value: V) -> &mut V {
+        &mut self.add_new_entry(hash, key, value).value
+    }
+
+    /// [`Dict::add_new`] returning the whole entry.
+    fn add_new_entry(&mut self, hash: u64, key: KeyBuf, value: V) -> &mut Entry<V> {
         self.grow_if_needed();
         // While rehashing, a key whose old bucket is not migrated yet joins
         // that bucket, to move with it later. The new table is then written
@@ -410,7 +420,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         let slot = &mut table[i];
         let next = slot.take();
         self.used[t] += 1;
-        &mut slot.insert(Box::new(Entry { key, value, next })).value
+        slot.insert(Box::new(Entry { key, value, next }))
     }
 
     fn grow_if_needed(&mut self) {
@@ -531,5 +541,6 @@ impl<V, S> Dict<V, S> {
     }
 }
 
+mod meta;
 #[cfg(test)]
 mod tests;

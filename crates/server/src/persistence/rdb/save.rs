@@ -170,8 +170,8 @@ fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db) -> io::Result<()
     w.byte(OP_RESIZEDB)?;
     w.length(db.len() as u64)?;
     w.length(db.volatile_count() as u64)?;
-    for (key, e) in db.iter() {
-        if let Some(at) = e.is_volatile().then(|| db.expire_of(key)).flatten() {
+    for (key, e, expire_at) in db.iter_with_expiry() {
+        if let Some(at) = expire_at {
             w.byte(OP_EXPIRETIME_MS)?;
             w.raw(&(at as u64).to_le_bytes())?;
         }
