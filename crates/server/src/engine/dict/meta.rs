@@ -9,7 +9,11 @@ use std::hash::BuildHasher;
 impl<V, S> Dict<V, S> {
     /// Iterates over (key, metadata, value) in no particular order.
     pub fn iter_meta(&self) -> impl Iterator<Item = (&[u8], u32, &V)> {
-        self.tables.iter().flat_map(|t| t.iter()).flat_map(|bucket| chain_iter(bucket)).map(|e| (&*e.key, e.key.meta, &e.value))
+        self.tables
+            .iter()
+            .flat_map(|t| t.iter())
+            .flat_map(|bucket| chain_iter(bucket))
+            .map(|e| (&*e.key, e.key.meta, &e.value))
     }
 }
 
