@@ -274,6 +274,10 @@ def rss_table(args, results, targets):
                                                  else "error" if errs else "-")
         rr = ratio(cells["volley"], cells["redis"]) if not any(isinstance(c, str) for c in cells.values()) \
             else None
+        if label != RSS_VARIANTS[0][0]:
+            # The issue asks for these to be reported; only 16 B values have a target.
+            t.add(label, cells["redis"], cells["volley"], "report", "", digits=1)
+            continue
         status = target(targets, f"RSS/key ({label}) <= 0.6x redis", rr, 0.6, "le",
                         None if rr is not None else f"redis {fmt(cells['redis'])}, volley {fmt(cells['volley'])}")
         t.add(label, cells["redis"], cells["volley"], "<= 0.6x", status, digits=1)
