@@ -120,3 +120,25 @@ fn bitfield_and_bitfield_ro() {
     assert_eq!(c.cmd(&["BITFIELD", "new", "OVERFLOW", "FAIL", "SET", "u8", "8", "1000"]), arr(vec![Frame::Null]));
     assert_eq!(c.cmd(&["STRLEN", "new"]), int(2));
 }
+
+#[test]
+fn setbit_that_changes_nothing_leaves_watch_valid() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["SETBIT", "bits", "65", "1"]), int(0));
+    assert_eq!(c.cmd(&["WATCH", "bits"]), ok());
+    // Same value, inside the string: no change, as in Redis 7.0.
+    assert_eq!(c.cmd(&["SETBIT", "bits", "65", "1"]), int(1));
+    assert_eq!(c.cmd(&["SETBIT", "bits", "3", "0"]), int(0));
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["GETBIT", "bits", "65"]), simple("QUEUED"));
+    assert_eq!(c.cmd(&["EXEC"]), arr(vec![int(1)]));
+    // A flipped bit, or a string that grows, is a change.
+    for args in [["SETBIT", "bits", "65", "0"], ["SETBIT", "bits", "200", "0"]] {
+        assert_eq!(c.cmd(&["WATCH", "bits"]), ok());
+        c.cmd(&args);
+        assert_eq!(c.cmd(&["MULTI"]), ok());
+        assert_eq!(c.cmd(&["GETBIT", "bits", "65"]), simple("QUEUED"));
+        assert_eq!(c.cmd(&["EXEC"]), Frame::Null, "{args:?} must abort the transaction");
+    }
+}

@@ -45,18 +45,27 @@ fn setbit(ctx: &mut Ctx, argv: &Argv) {
     };
     let (key, now) = (argv.get(1), ctx.now);
     let (db, r) = ctx.db_reply();
-    let old = match db.get_str(key, now) {
+    let (old, changed) = match db.get_str(key, now) {
         Err(e) => return r.error(e.message()),
-        Ok(Some(s)) => bitmap::setbit(s.make_raw(), offset, on),
+        Ok(Some(s)) => {
+            let buf = s.make_raw();
+            let len = buf.len();
+            let old = bitmap::setbit(buf, offset, on);
+            (old, buf.len() != len || (old != 0) != on)
+        }
         Ok(None) => {
             let mut buf = Vec::new();
             let old = bitmap::setbit(&mut buf, offset, on);
             db.set(key, Value::Str(Str::raw(buf)), None, false, now);
-            old
+            (old, true)
         }
     };
     r.int(i64::from(old));
-    ctx.dirty(1);
+    // As Redis 7.0: setting a bit to the value it has, within the string,
+    // is no change (WATCH stays valid, nothing is propagated).
+    if changed {
+        ctx.dirty(1);
+    }
 }
 
 fn getbit(ctx: &mut Ctx, argv: &Argv) {
