@@ -185,3 +185,24 @@ fn watch_sees_pops_by_numkeys_commands() {
         assert_eq!(a.cmd(&["EXEC"]), Frame::Null, "{pop:?} must touch the watched {watched}");
     }
 }
+
+#[test]
+fn del_touches_only_the_keys_it_deleted() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    assert_eq!(c.cmd(&["SET", "other", "1"]), ok());
+    assert_eq!(c.cmd(&["WATCH", "absent"]), ok());
+    // Deletes `other` but finds `absent` missing: the watched key is unchanged.
+    assert_eq!(c.cmd(&["DEL", "absent", "other"]), int(1));
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["PING"]), simple("QUEUED"));
+    assert_eq!(c.cmd(&["EXEC"]), arr(vec![simple("PONG")]));
+    for del in ["DEL", "UNLINK"] {
+        assert_eq!(c.cmd(&["SET", "watched", "1"]), ok());
+        assert_eq!(c.cmd(&["WATCH", "watched"]), ok());
+        assert_eq!(c.cmd(&[del, "watched", "absent"]), int(1));
+        assert_eq!(c.cmd(&["MULTI"]), ok());
+        assert_eq!(c.cmd(&["PING"]), simple("QUEUED"));
+        assert_eq!(c.cmd(&["EXEC"]), Frame::Null, "{del} of a watched key aborts");
+    }
+}

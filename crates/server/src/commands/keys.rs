@@ -179,11 +179,18 @@ fn dispose<T: Send + 'static>(table: T, len: usize, lazy: bool) {
 
 fn del(ctx: &mut Ctx, argv: &Argv) {
     let now = ctx.now;
-    let db = ctx.dbm();
     let mut n = 0;
     for key in argv.iter_from(1) {
+        let db = ctx.dbm();
         if db.contains(key, now) && db.remove(key).is_some() {
             n += 1;
+            // Only deleted keys count as modified for WATCH (see
+            // `dispatch::SIGNAL_OWN_KEYS`); no blocked client waits for a
+            // key to disappear.
+            if !ctx.srv.watches.is_empty() {
+                let db = ctx.db;
+                ctx.srv.touch_watched(db, key);
+            }
         }
     }
     ctx.dirty(n);

@@ -275,13 +275,15 @@ const DESTINATION_ONLY: &[(&str, usize)] = &[
     ("copy", 2),
 ];
 
-/// Commands whose writes are their inner commands' (which signal their own
-/// keys when they run): the keys they declare may never have been written.
-const WRITES_VIA_INNER: &[&str] = &["exec", "eval", "evalsha", "eval_ro", "evalsha_ro"];
+/// Commands that signal the keys they really changed themselves: the writes
+/// of EXEC and scripts are their inner commands' (which signal their own
+/// keys when they run), and DEL/UNLINK touch only the keys that existed (a
+/// WATCHed key that DEL found absent is not modified, as in Redis).
+const SIGNAL_OWN_KEYS: &[&str] = &["exec", "eval", "evalsha", "eval_ro", "evalsha_ro", "del", "unlink"];
 
 /// Positions of the keys a write command may have changed.
 fn written_keys(spec: &CommandSpec, argv: &Argv) -> Vec<usize> {
-    if WRITES_VIA_INNER.contains(&spec.name) {
+    if SIGNAL_OWN_KEYS.contains(&spec.name) {
         return Vec::new();
     }
     match DESTINATION_ONLY.iter().find(|(name, _)| *name == spec.name) {
