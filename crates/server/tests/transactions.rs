@@ -206,3 +206,54 @@ fn del_touches_only_the_keys_it_deleted() {
         assert_eq!(c.cmd(&["EXEC"]), Frame::Null, "{del} of a watched key aborts");
     }
 }
+
+/// WATCH `watched`, run `cmd`, then a one-command transaction: its EXEC
+/// reply tells whether `cmd` counted as modifying `watched`.
+fn aborts_watch(c: &mut Client, watched: &str, cmd: &[&str]) -> bool {
+    assert_eq!(c.cmd(&["WATCH", watched]), ok());
+    c.cmd(cmd);
+    assert_eq!(c.cmd(&["MULTI"]), ok());
+    assert_eq!(c.cmd(&["PING"]), simple("QUEUED"));
+    match c.cmd(&["EXEC"]) {
+        Frame::Null => true,
+        other => {
+            assert_eq!(other, arr(vec![simple("PONG")]));
+            false
+        }
+    }
+}
+
+#[test]
+fn watch_sees_exactly_the_keys_a_command_changed() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    // A pop from the first non-empty of several keys changes only that one.
+    c.cmd(&["RPUSH", "full", "a", "b", "c"]);
+    c.cmd(&["ZADD", "zfull", "1", "m", "2", "n"]);
+    assert!(!aborts_watch(&mut c, "empty", &["BLPOP", "empty", "full", "0"]));
+    assert!(aborts_watch(&mut c, "full", &["BLPOP", "empty", "full", "0"]));
+    assert!(!aborts_watch(&mut c, "empty", &["LMPOP", "2", "empty", "full", "LEFT"]));
+    assert!(!aborts_watch(&mut c, "empty", &["BZPOPMAX", "empty", "zfull", "0"]));
+    assert!(!aborts_watch(&mut c, "empty", &["ZMPOP", "2", "empty", "zfull", "MIN"]));
+    // LTRIM that keeps every element still counts as a change (as in Redis).
+    c.cmd(&["RPUSH", "l", "1", "2"]);
+    assert!(aborts_watch(&mut c, "l", &["LTRIM", "l", "0", "-1"]));
+    // COPY to another db changes the key there, not the same name here.
+    c.cmd(&["SET", "src", "v"]);
+    c.cmd(&["SET", "dst", "here"]);
+    assert!(!aborts_watch(&mut c, "dst", &["COPY", "src", "dst", "DB", "2"]));
+    assert!(aborts_watch(&mut c, "dst", &["COPY", "src", "dst", "REPLACE"]));
+}
+
+#[test]
+fn move_signals_the_key_in_the_target_db() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    assert_eq!(b.cmd(&["SELECT", "1"]), ok());
+    assert_eq!(b.cmd(&["WATCH", "k"]), ok());
+    a.cmd(&["SET", "k", "v"]);
+    assert_eq!(a.cmd(&["MOVE", "k", "1"]), int(1));
+    assert_eq!(b.cmd(&["MULTI"]), ok());
+    assert_eq!(b.cmd(&["GET", "k"]), simple("QUEUED"));
+    assert_eq!(b.cmd(&["EXEC"]), Frame::Null, "the key appeared in db 1");
+}

@@ -483,6 +483,7 @@ fn copy(ctx: &mut Ctx, argv: &Argv) {
     }
     target.put(dst, record);
     ctx.dirty(1);
+    ctx.modified_in(dst_db, dst);
     ctx.r.int(1);
 }
 
@@ -503,6 +504,12 @@ fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
     dbs[dst].put(key, record);
     ctx.dirty(1);
     ctx.r.int(1);
+    // The key in the current db is signalled by `dispatch::call`; the one
+    // it became in `dst` is new there (WATCH, and clients blocked on it).
+    ctx.srv.blocking.signal(dst, key);
+    if !ctx.srv.watches.is_empty() {
+        ctx.srv.touch_watched(dst, key);
+    }
 }
 
 // ------------------------------------------------------------ flush

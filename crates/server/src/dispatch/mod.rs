@@ -143,6 +143,19 @@ impl<'a> Ctx<'a> {
         true
     }
 
+    /// The command changed only `key` among its key arguments (a pop from
+    /// the first non-empty of several keys): only `key` is signalled to
+    /// WATCH and to blocked clients, as in Redis.
+    pub fn modified_only(&mut self, key: &[u8]) {
+        self.modified_in(self.db, key);
+    }
+    /// [`Ctx::modified_only`] for a key of database `db` (COPY ... DB n).
+    pub fn modified_in(&mut self, db: usize, key: &[u8]) {
+        if self.srv.blocking.any_waiters() || !self.srv.watches.is_empty() {
+            self.srv.modified_only = Some((db, key.to_vec()));
+        }
+    }
+
     pub fn syntax_error(&mut self) {
         self.r.error("ERR syntax error");
     }
@@ -308,10 +321,16 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
         let moved = ctx.srv.dirty != dirty_before;
         crate::persistence::aof::propagate::after_call(ctx.srv, db, argv, moved, outer_propagation);
     }
+    let modified_only = ctx.srv.modified_only.take();
     if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
-        for pos in written_keys(spec, argv) {
-            ctx.srv.blocking.signal(ctx.db, argv.get(pos));
-            ctx.srv.touch_watched(ctx.db, argv.get(pos));
+        if let Some((db, key)) = modified_only {
+            ctx.srv.blocking.signal(db, &key);
+            ctx.srv.touch_watched(db, &key);
+        } else {
+            for pos in written_keys(spec, argv) {
+                ctx.srv.blocking.signal(ctx.db, argv.get(pos));
+                ctx.srv.touch_watched(ctx.db, argv.get(pos));
+            }
         }
     }
     ctx.srv.touch_expired_watched();

@@ -211,6 +211,9 @@ pub struct Server {
     pub run_id: String,
     /// Changes since the last save.
     pub dirty: u64,
+    /// Set by a command that changed only this key (db, key) of its key
+    /// arguments (see `Ctx::modified_only`); taken by `dispatch::call`.
+    pub modified_only: Option<(usize, Vec<u8>)>,
     pub next_client_id: u64,
     pub shutdown: Option<Shutdown>,
     /// Client slots to disconnect at the end of this turn (CLIENT KILL of
@@ -252,6 +255,7 @@ impl Server {
             start_unix_ms: now,
             run_id: make_run_id(now),
             dirty: 0,
+            modified_only: None,
             next_client_id: 1,
             shutdown: None,
             pending_kills: Vec::new(),
