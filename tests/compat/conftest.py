@@ -7,8 +7,10 @@ VOLLEY_TEST_TARGET=redis to run the same tests against the real redis-server
 (how the tests themselves were developed and are checked).
 """
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,12 @@ def auth_server():
     with START("--requirepass", PASSWORD) as srv:
         srv.password = PASSWORD
         yield srv
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory two servers take turns on (one writes a file, the other
+    loads it); removed afterwards."""
+    d = tempfile.mkdtemp(prefix="volley-compat-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

@@ -4,8 +4,6 @@ contents; Volley's files (base, incr files, manifest) load in redis-server
 too. Bases in both forms: commands (`aof-use-rdb-preamble no`) and an RDB
 snapshot (`yes`, Redis's default)."""
 import os
-import shutil
-import tempfile
 import time
 
 import pytest
@@ -81,13 +79,6 @@ def wait_rewrite(r):
             return
         time.sleep(0.05)
     raise AssertionError("AOF rewrite did not finish")
-
-
-@pytest.fixture
-def shared_dir():
-    d = tempfile.mkdtemp(prefix="volley-aof-compat-")
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def aof_args(preamble):

@@ -9,9 +9,7 @@ file. These tests always involve both servers, whatever VOLLEY_TEST_TARGET
 says.
 """
 import random
-import shutil
 import subprocess
-import tempfile
 
 import pytest
 import redis
@@ -93,13 +91,6 @@ def assert_same(a, b):
         assert (ta, va) == (tb, vb), k
         assert (ttla < 0) == (ttlb < 0) and abs(ttla - ttlb) < 10_000, (k, ttla, ttlb)
         assert enca == encb, (k, enca, encb)
-
-
-@pytest.fixture
-def shared_dir():
-    d = tempfile.mkdtemp(prefix="volley-rdb-compat-")
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def save(srv):

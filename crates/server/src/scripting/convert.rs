@@ -184,23 +184,22 @@ unsafe fn write_pairs(l: *mut lua_State, t: c_int, r: &mut Reply, lua_resp3: boo
 
 /// NaN as glibc prints it (`0/0` is negative on x86: `-nan`).
 fn nan(r: &mut Reply, negative: bool) {
-    let text: &[u8] = if negative { b"-nan" } else { b"nan" };
+    typed_or_bulk(r, b",", if negative { b"-nan" } else { b"nan" });
+}
+
+fn big_number(r: &mut Reply, digits: &[u8]) {
+    typed_or_bulk(r, b"(", digits);
+}
+
+/// `text` as the RESP3 type `prefix` (a double, a big number), or as a
+/// bulk string in RESP2.
+fn typed_or_bulk(r: &mut Reply, prefix: &[u8], text: &[u8]) {
     if r.resp3() {
-        r.raw(b",");
+        r.raw(prefix);
         r.raw(text);
         r.raw(b"\r\n");
     } else {
         r.bulk(text);
-    }
-}
-
-fn big_number(r: &mut Reply, digits: &[u8]) {
-    if r.resp3() {
-        r.raw(b"(");
-        r.raw(digits);
-        r.raw(b"\r\n");
-    } else {
-        r.bulk(digits);
     }
 }
 
