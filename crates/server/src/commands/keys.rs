@@ -184,13 +184,8 @@ fn del(ctx: &mut Ctx, argv: &Argv) {
         let db = ctx.dbm();
         if db.contains(key, now) && db.remove(key).is_some() {
             n += 1;
-            // Only deleted keys count as modified for WATCH (see
-            // `dispatch::SIGNAL_OWN_KEYS`); no blocked client waits for a
-            // key to disappear.
-            if !ctx.srv.watches.is_empty() {
-                let db = ctx.db;
-                ctx.srv.touch_watched(db, key);
-            }
+            // Only the keys DEL found count as modified, as in Redis.
+            ctx.modified(key);
         }
     }
     ctx.dirty(n);
@@ -504,12 +499,9 @@ fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
     dbs[dst].put(key, record);
     ctx.dirty(1);
     ctx.r.int(1);
-    // The key in the current db is signalled by `dispatch::call`; the one
-    // it became in `dst` is new there (WATCH, and clients blocked on it).
-    ctx.srv.blocking.signal(dst, key);
-    if !ctx.srv.watches.is_empty() {
-        ctx.srv.touch_watched(dst, key);
-    }
+    // Both the key here and the one it became in `dst` changed.
+    ctx.modified(key);
+    ctx.modified_in(dst, key);
 }
 
 // ------------------------------------------------------------ flush

@@ -415,10 +415,7 @@ fn ltrim(ctx: &mut Ctx, argv: &Argv) {
     let now = ctx.now;
     ctx.dbm().drop_if_empty_list(key, now);
     ctx.dirty(removed as u64);
-    if removed == 0 && !ctx.srv.watches.is_empty() {
-        // Redis signals the key even when LTRIM kept every element: a
-        // WATCH on it is broken all the same.
-        let db = ctx.db;
-        ctx.srv.touch_watched(db, key);
-    }
+    // Redis signals the key even when LTRIM kept every element: a WATCH on
+    // it is broken all the same.
+    ctx.modified(key);
 }

@@ -185,7 +185,7 @@ fn bpop(ctx: &mut Ctx, argv: &Argv, end: End) {
             list.discard(end);
             db.drop_if_empty_list(key, now);
             ctx.dirty(1);
-            ctx.modified_only(key);
+            ctx.modified(key);
             ctx.propagate_as(&[pop_word(end), key]);
         }
         Ok(None) => block_or_timeout(ctx, &keys, deadline, TimeoutReply::NullArray, argv),
@@ -246,7 +246,7 @@ fn mpop_ready(ctx: &mut Ctx, m: &Mpop) -> Result<bool, ()> {
     ctx.r.bulk(m.keys[i]);
     let n = pop_into_reply(ctx, m.keys[i], m.end, m.count);
     ctx.dirty(n as u64);
-    ctx.modified_only(m.keys[i]);
+    ctx.modified(m.keys[i]);
     if ctx.propagating() {
         ctx.propagate_as(&[pop_word(m.end), m.keys[i], n.to_string().as_bytes()]);
     }

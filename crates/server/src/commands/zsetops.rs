@@ -408,7 +408,7 @@ fn parse_mpop<'a>(argv: &Argv<'a>, nk: usize) -> Result<MPop<'a>, &'static str> 
 /// Pop from `key` and reply `[key, [[member, score], ...]]`.
 fn reply_mpop(ctx: &mut Ctx, key: &[u8], count: usize, max: bool) {
     let items = pop_items(ctx, key, count, max);
-    ctx.modified_only(key);
+    ctx.modified(key);
     ctx.r.array(2);
     ctx.r.bulk(key);
     ctx.r.array(items.len());
@@ -441,7 +441,7 @@ fn bzpop_generic(ctx: &mut Ctx, argv: &Argv, max: bool) {
         Err(e) => ctx.r.error(e.message()),
         Ok(Some(k)) => {
             let items = pop_items(ctx, k, 1, max);
-            ctx.modified_only(k);
+            ctx.modified(k);
             ctx.r.array(3);
             ctx.r.bulk(k);
             ctx.r.bulk(&items[0].1);

@@ -143,16 +143,19 @@ impl<'a> Ctx<'a> {
         true
     }
 
-    /// The command changed only `key` among its key arguments (a pop from
-    /// the first non-empty of several keys): only `key` is signalled to
-    /// WATCH and to blocked clients, as in Redis.
-    pub fn modified_only(&mut self, key: &[u8]) {
+    /// The command changed `key` of the selected database. A handler that
+    /// says so names exactly the keys it changed (a pop from the first
+    /// non-empty of several keys, the keys DEL found, LTRIM even when it
+    /// kept every element): only those are signalled to WATCH and to
+    /// blocked clients, as in Redis, instead of every key argument.
+    pub fn modified(&mut self, key: &[u8]) {
         self.modified_in(self.db, key);
     }
-    /// [`Ctx::modified_only`] for a key of database `db` (COPY ... DB n).
+    /// [`Ctx::modified`] for a key of database `db` (COPY ... DB n, MOVE).
     pub fn modified_in(&mut self, db: usize, key: &[u8]) {
+        self.srv.modified_said = true;
         if self.srv.blocking.any_waiters() || !self.srv.watches.is_empty() {
-            self.srv.modified_only = Some((db, key.to_vec()));
+            self.srv.modified_keys.push((db, key.to_vec()));
         }
     }
 
@@ -292,11 +295,11 @@ const DESTINATION_ONLY: &[(&str, usize)] = &[
 /// of EXEC and scripts are their inner commands' (which signal their own
 /// keys when they run), and DEL/UNLINK touch only the keys that existed (a
 /// WATCHed key that DEL found absent is not modified, as in Redis).
-const SIGNAL_OWN_KEYS: &[&str] = &["exec", "eval", "evalsha", "eval_ro", "evalsha_ro", "del", "unlink"];
+const WRITES_VIA_INNER: &[&str] = &["exec", "eval", "evalsha", "eval_ro", "evalsha_ro"];
 
 /// Positions of the keys a write command may have changed.
 fn written_keys(spec: &CommandSpec, argv: &Argv) -> Vec<usize> {
-    if SIGNAL_OWN_KEYS.contains(&spec.name) {
+    if WRITES_VIA_INNER.contains(&spec.name) {
         return Vec::new();
     }
     match DESTINATION_ONLY.iter().find(|(name, _)| *name == spec.name) {
@@ -321,16 +324,15 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
         let moved = ctx.srv.dirty != dirty_before;
         crate::persistence::aof::propagate::after_call(ctx.srv, db, argv, moved, outer_propagation);
     }
-    let modified_only = ctx.srv.modified_only.take();
-    if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
-        if let Some((db, key)) = modified_only {
+    if std::mem::take(&mut ctx.srv.modified_said) {
+        for (db, key) in std::mem::take(&mut ctx.srv.modified_keys) {
             ctx.srv.blocking.signal(db, &key);
             ctx.srv.touch_watched(db, &key);
-        } else {
-            for pos in written_keys(spec, argv) {
-                ctx.srv.blocking.signal(ctx.db, argv.get(pos));
-                ctx.srv.touch_watched(ctx.db, argv.get(pos));
-            }
+        }
+    } else if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
+        for pos in written_keys(spec, argv) {
+            ctx.srv.blocking.signal(ctx.db, argv.get(pos));
+            ctx.srv.touch_watched(ctx.db, argv.get(pos));
         }
     }
     ctx.srv.touch_expired_watched();

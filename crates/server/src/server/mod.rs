@@ -211,9 +211,11 @@ pub struct Server {
     pub run_id: String,
     /// Changes since the last save.
     pub dirty: u64,
-    /// Set by a command that changed only this key (db, key) of its key
-    /// arguments (see `Ctx::modified_only`); taken by `dispatch::call`.
-    pub modified_only: Option<(usize, Vec<u8>)>,
+    /// The keys (db, key) a command said it changed (see `Ctx::modified`),
+    /// when anyone watches or waits for keys; `modified_said` is set either
+    /// way. Both are taken by `dispatch::call`.
+    pub modified_keys: Vec<(usize, Vec<u8>)>,
+    pub modified_said: bool,
     pub next_client_id: u64,
     pub shutdown: Option<Shutdown>,
     /// Client slots to disconnect at the end of this turn (CLIENT KILL of
@@ -255,7 +257,8 @@ impl Server {
             start_unix_ms: now,
             run_id: make_run_id(now),
             dirty: 0,
-            modified_only: None,
+            modified_keys: Vec::new(),
+            modified_said: false,
             next_client_id: 1,
             shutdown: None,
             pending_kills: Vec::new(),
