@@ -85,3 +85,19 @@ def shared_dir():
     d = tempfile.mkdtemp(prefix="volley-compat-")
     yield d
     shutil.rmtree(d, ignore_errors=True)
+
+
+def value_of(r, key, t):
+    """A key's value in a form two servers' dumps can be compared in, given
+    its TYPE (as text)."""
+    if t == "string":
+        return r.get(key)
+    if t == "list":
+        return r.lrange(key, 0, -1)
+    if t == "set":
+        return sorted(r.smembers(key))
+    if t == "hash":
+        return sorted(r.hgetall(key).items())
+    if t == "zset":
+        return r.zrange(key, 0, -1, withscores=True)
+    raise AssertionError(f"unexpected type {t}")

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from .conftest import TARGET
+from .conftest import TARGET, value_of
 from servers import start_redis, start_volley
 
 pytestmark = pytest.mark.skipif(TARGET == "redis", reason="compares the two servers; nothing to swap")
@@ -56,16 +56,7 @@ def dump(port):
         r = redis.Redis(host="127.0.0.1", port=port, db=db, decode_responses=True)
         for k in sorted(r.keys("*")):
             t = r.type(k)
-            if t == "string":
-                v = r.get(k)
-            elif t == "list":
-                v = r.lrange(k, 0, -1)
-            elif t == "set":
-                v = sorted(r.smembers(k))
-            elif t == "hash":
-                v = sorted(r.hgetall(k).items())
-            else:
-                v = r.zrange(k, 0, -1, withscores=True)
+            v = value_of(r, k, t)
             out.append((db, k, t, v, r.ttl(k) > 0))
         r.close()
     return out

@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from servers import start_redis, start_volley
+from .conftest import value_of
 
 DBS = (0, 3, 15)
 
@@ -65,18 +66,7 @@ def contents(srv):
         r = client(srv, db)
         for key in r.keys("*"):
             t = r.type(key).decode()
-            if t == "string":
-                v = r.get(key)
-            elif t == "list":
-                v = r.lrange(key, 0, -1)
-            elif t == "set":
-                v = sorted(r.smembers(key))
-            elif t == "zset":
-                v = r.zrange(key, 0, -1, withscores=True)
-            elif t == "hash":
-                v = sorted(r.hgetall(key).items())
-            else:
-                raise AssertionError(f"unexpected type {t}")
+            v = value_of(r, key, t)
             enc = r.object("encoding", key)
             out[(db, key)] = (t, v, r.pttl(key), enc)
         r.close()
