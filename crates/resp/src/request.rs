@@ -129,6 +129,20 @@ impl RequestParser {
 
     /// Parse the frame at the start of `buf` into `args`.
     pub fn parse(&mut self, buf: &[u8], args: &mut Args, lim: Limits) -> Result<Parsed, ProtocolError> {
+        if self.remaining == 0 && buf.first() == Some(&b'*') {
+            args.clear();
+            if let Some(n) = whole_frame(buf, args, lim) {
+                return Ok(Parsed::Frame(n));
+            }
+        }
+        self.parse_resumable(buf, args, lim)
+    }
+
+    /// [`RequestParser::parse`] without the whole-frame fast path: the
+    /// general scan, which also reports errors and resumes partial frames.
+    /// Public so tests can check both read every input alike.
+    #[doc(hidden)]
+    pub fn parse_resumable(&mut self, buf: &[u8], args: &mut Args, lim: Limits) -> Result<Parsed, ProtocolError> {
         if self.remaining == 0 {
             if buf.is_empty() {
                 return Ok(Parsed::Incomplete { need_at_least: 1 });
@@ -206,6 +220,55 @@ impl RequestParser {
         self.bulk_len = Some(len);
         Ok(Some(len))
     }
+}
+
+/// Most frames arrive whole, with plain lengths: read such a frame in one
+/// pass with a cheap digit loop, leaving anything else (an incomplete frame,
+/// a length Redis would reject or that needs its exact rules: sign, leading
+/// zero, limits) to the resumable scan, which then starts over. Returns the
+/// frame's size with `args` filled, or None with `args` to be discarded.
+#[inline]
+fn whole_frame(buf: &[u8], args: &mut Args, lim: Limits) -> Option<usize> {
+    /// Larger frames gain nothing here and would be rescanned on every read
+    /// while they arrive.
+    const MAX_ARGS: usize = 64;
+    let (n, mut pos) = plain_len(buf, 1)?;
+    if n == 0 || n > MAX_ARGS || (n > 10 && lim.auth_required) {
+        return None;
+    }
+    for _ in 0..n {
+        if *buf.get(pos)? != b'$' {
+            return None;
+        }
+        let (len, start) = plain_len(buf, pos + 1)?;
+        if len as u64 > lim.max_bulk_len || (len > 16384 && lim.auth_required) {
+            return None;
+        }
+        let end = start + len;
+        // Like the resumable scan, the two bytes after the payload are not checked.
+        if end + 2 > buf.len() {
+            return None;
+        }
+        args.ranges.push((start, end));
+        pos = end + 2;
+    }
+    Some(pos)
+}
+
+/// The digits from `at` up to a `\r` with a byte after it: (value, index
+/// after the line). None unless there are 1 to 18 digits and no leading zero.
+#[inline(always)]
+fn plain_len(buf: &[u8], at: usize) -> Option<(usize, usize)> {
+    let digits = buf.get(at..)?;
+    let mut v = 0usize;
+    for (i, &b) in digits.iter().enumerate().take(19) {
+        match b {
+            b'0'..=b'9' => v = v * 10 + (b - b'0') as usize,
+            b'\r' if i > 0 && i + 1 < digits.len() && (i == 1 || digits[0] != b'0') => return Some((v, at + i + 2)),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// A complete multibulk frame seen ahead of the parser by [`peek_frame`].

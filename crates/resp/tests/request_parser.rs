@@ -29,6 +29,24 @@ fn parse_split(input: &[u8], cut: usize) -> Result<Vec<Vec<Vec<u8>>>, String> {
     }
 }
 
+/// The commands encoded as multibulk frames, then each `(position, byte)`
+/// written over the encoding (positions wrap around).
+fn encode_and_flip<C: AsRef<[u8]>>(cmds: &[Vec<C>], flips: &[(usize, u8)]) -> Vec<u8> {
+    let mut input = Vec::new();
+    for c in cmds {
+        resp::encode_command(&mut input, c);
+    }
+    flip(&mut input, flips);
+    input
+}
+
+fn flip(input: &mut [u8], flips: &[(usize, u8)]) {
+    for &(pos, byte) in flips {
+        let i = pos % input.len();
+        input[i] = byte;
+    }
+}
+
 fn words(cmds: &[&[&str]]) -> Vec<Vec<Vec<u8>>> {
     cmds.iter().map(|c| c.iter().map(|w| w.as_bytes().to_vec()).collect()).collect()
 }
@@ -123,14 +141,7 @@ proptest! {
         cmds in proptest::collection::vec(proptest::collection::vec("[a-z0-9 ]{0,12}", 1..5), 1..5),
         flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
     ) {
-        let mut input = Vec::new();
-        for c in &cmds {
-            resp::encode_command(&mut input, c);
-        }
-        for (pos, byte) in flips {
-            let i = pos % input.len();
-            input[i] = byte;
-        }
+        let input = encode_and_flip(&cmds, &flips);
         for cut in [0, input.len() / 2, input.len()] {
             let _ = parse_split(&input, cut);
         }
@@ -138,10 +149,7 @@ proptest! {
 
     #[test]
     fn encoded_commands_round_trip(cmds in proptest::collection::vec(proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..20), 1..6), 1..6), cut in 0usize..400) {
-        let mut input = Vec::new();
-        for c in &cmds {
-            resp::encode_command(&mut input, c);
-        }
+        let input = encode_and_flip(&cmds, &[]);
         let got = parse_split(&input, cut.min(input.len())).unwrap();
         prop_assert_eq!(got, cmds);
     }
@@ -187,18 +195,60 @@ proptest! {
         cmds in proptest::collection::vec(proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..12), 1..5), 1..4),
         flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..3),
     ) {
-        let mut input = Vec::new();
-        for c in &cmds {
-            resp::encode_command(&mut input, c);
-        }
+        let mut input = encode_and_flip(&cmds, &[]);
         let first = resp::request::peek_frame(&input, 64).expect("an unmutated frame is seen");
         prop_assert_eq!(first.arg(1).map(|(s, e)| input[s..e].to_vec()), cmds[0].get(1).cloned());
-        for (pos, byte) in flips {
-            let i = pos % input.len();
-            input[i] = byte;
-        }
+        flip(&mut input, &flips);
         for cut in [input.len() / 3, input.len() / 2, input.len()] {
             peek_agrees_with_parser(&input[..cut])?;
         }
+    }
+}
+
+/// Every outcome of `parse` (which reads whole frames in one pass when it
+/// can) must be exactly that of the general resumable scan alone.
+fn fast_path_agrees(buf: &[u8], lim: Limits) -> Result<(), TestCaseError> {
+    let (mut a, mut b) = (Args::default(), Args::default());
+    let fast = RequestParser::new().parse(buf, &mut a, lim);
+    let general = RequestParser::new().parse_resumable(buf, &mut b, lim);
+    prop_assert_eq!(&fast, &general);
+    if let Ok(Parsed::Frame(_)) = fast {
+        let all = |args: &Args| (0..args.len()).map(|i| args.get(buf, i).to_vec()).collect::<Vec<_>>();
+        prop_assert_eq!(all(&a), all(&b));
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn whole_frame_reading_matches_the_resumable_scan(
+        cmds in proptest::collection::vec(proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..14), 1..13), 1..3),
+        flips in proptest::collection::vec((any::<usize>(), prop::sample::select(b"0123456789-+*$\r\n x".to_vec())), 0..3),
+        auth_required in any::<bool>(),
+        max_bulk_len in prop::sample::select(vec![4u64, 12, 512 * 1024 * 1024]),
+    ) {
+        let input = encode_and_flip(&cmds, &flips);
+        let lim = Limits { max_bulk_len, auth_required };
+        for cut in [input.len() / 2, input.len() - 1, input.len()] {
+            fast_path_agrees(&input[..cut], lim)?;
+        }
+    }
+}
+
+#[test]
+fn whole_frames_with_unusual_lengths_are_left_to_the_resumable_scan() {
+    for input in [
+        &b"*01\r\n$4\r\nPING\r\n"[..],
+        b"*1\r\n$04\r\nPING\r\n",
+        b"*-1\r\n",
+        b"*0\r\n",
+        b"*1\r\n$-1\r\n",
+        b"*1\r\n$4\r\nPING\r",
+        b"*2\r\n$4\r\nPING\r\n",
+        b"*1\r\n$4 \r\nPING\r\n",
+        b"*1\r\n$99999999999999999999\r\nPING\r\n",
+        b"*1\r\n$4\r\nPINGxx",
+    ] {
+        fast_path_agrees(input, Limits::default()).unwrap();
     }
 }

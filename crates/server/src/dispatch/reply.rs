@@ -33,9 +33,7 @@ impl<'a> Reply<'a> {
     }
 
     fn header(&mut self, kind: u8, n: i64) {
-        self.buf.push(kind);
-        numeric::format_i64(self.buf, n);
-        self.buf.extend_from_slice(b"\r\n");
+        numeric::push_int_line(self.buf, Some(kind), n, true);
     }
 
     pub fn ok(&mut self) {
@@ -68,9 +66,8 @@ impl<'a> Reply<'a> {
     }
     /// A bulk string holding an integer's decimal text.
     pub fn bulk_int(&mut self, v: i64) {
-        let mut digits = Vec::with_capacity(20);
-        numeric::format_i64(&mut digits, v);
-        self.bulk(&digits);
+        self.header(b'$', numeric::decimal_len(v) as i64);
+        numeric::push_int_line(self.buf, None, v, true);
     }
     /// Null bulk string (`$-1` / `_`).
     pub fn null(&mut self) {

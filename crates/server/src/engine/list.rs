@@ -75,36 +75,79 @@ impl<'a> Needle<'a> {
         Needle::Bytes(b)
     }
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    /// Writes the entry encoding to the front of `out` (at least
+    /// [`ENC_EXTRA`] bytes longer than the value); returns its length.
+    fn encode_to(&self, out: &mut [u8]) -> usize {
         match *self {
             Needle::Int(v) => encode_int(out, v),
             Needle::Bytes(b) if b.len() <= 63 => {
-                out.push(0x80 | b.len() as u8);
-                out.extend_from_slice(b);
+                out[0] = 0x80 | b.len() as u8;
+                out[1..1 + b.len()].copy_from_slice(b);
+                1 + b.len()
             }
             Needle::Bytes(b) => {
-                out.push(0xFD);
-                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-                out.extend_from_slice(b);
+                out[0] = 0xFD;
+                out[1..5].copy_from_slice(&(b.len() as u32).to_le_bytes());
+                out[5..5 + b.len()].copy_from_slice(b);
+                5 + b.len()
             }
         }
     }
 }
 
-fn encode_int(out: &mut Vec<u8>, v: i64) {
-    let fits = |bits: u32| v >= -(1i64 << (bits - 1)) && v < (1i64 << (bits - 1));
-    if (0..128).contains(&v) {
-        out.push(v as u8);
-    } else if fits(13) {
-        out.extend_from_slice(&[0xC0 | ((v >> 8) as u8 & 0x1F), v as u8]);
-    } else if fits(20) {
-        out.extend_from_slice(&[0xE0 | ((v >> 16) as u8 & 0x0F), v as u8, (v >> 8) as u8]);
-    } else if fits(27) {
-        out.extend_from_slice(&[0xF0 | ((v >> 24) as u8 & 0x07), v as u8, (v >> 8) as u8, (v >> 16) as u8]);
-    } else {
-        out.push(0xFC);
-        out.extend_from_slice(&v.to_le_bytes());
+/// Most an entry's encoding adds to its value's length (an integer: a tag
+/// and 8 bytes).
+const ENC_EXTRA: usize = 9;
+
+/// An element's entry encoding: on the stack for short values, so a push
+/// allocates nothing but the node's growth.
+enum Encoded {
+    Short([u8; 64 + ENC_EXTRA], usize),
+    Long(Vec<u8>),
+}
+
+impl Encoded {
+    fn of(value: &[u8]) -> Encoded {
+        let needle = Needle::new(value);
+        if value.len() <= 64 {
+            let mut buf = [0; 64 + ENC_EXTRA];
+            let n = needle.encode_to(&mut buf);
+            Encoded::Short(buf, n)
+        } else {
+            let mut buf = vec![0; value.len() + ENC_EXTRA];
+            let n = needle.encode_to(&mut buf);
+            buf.truncate(n);
+            Encoded::Long(buf)
+        }
     }
+}
+
+impl std::ops::Deref for Encoded {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Encoded::Short(buf, n) => &buf[..*n],
+            Encoded::Long(v) => v,
+        }
+    }
+}
+
+fn encode_int(out: &mut [u8], v: i64) -> usize {
+    let fits = |bits: u32| v >= -(1i64 << (bits - 1)) && v < (1i64 << (bits - 1));
+    let enc: &[u8] = if (0..128).contains(&v) {
+        &[v as u8]
+    } else if fits(13) {
+        &[0xC0 | ((v >> 8) as u8 & 0x1F), v as u8]
+    } else if fits(20) {
+        &[0xE0 | ((v >> 16) as u8 & 0x0F), v as u8, (v >> 8) as u8]
+    } else if fits(27) {
+        &[0xF0 | ((v >> 24) as u8 & 0x07), v as u8, (v >> 8) as u8, (v >> 16) as u8]
+    } else {
+        let b = v.to_le_bytes();
+        &[0xFC, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]
+    };
+    out[..enc.len()].copy_from_slice(enc);
+    enc.len()
 }
 
 fn sign_extend(x: u64, bits: u32) -> i64 {
@@ -358,8 +401,7 @@ impl List {
 
     /// Push `value` at `end`, starting a new node when the end node is full.
     pub fn push(&mut self, end: End, value: &[u8], fill: Fill) {
-        let mut enc = Vec::with_capacity(value.len() + 5);
-        Needle::new(value).encode(&mut enc);
+        let enc = Encoded::of(value);
         let inner = &mut *self.inner;
         let big = !inner.nodes.is_empty();
         let node = match end {
@@ -478,8 +520,7 @@ impl List {
         let (ni, i) = self.locate(index);
         let node = &mut self.inner.nodes[ni];
         let off = node.offset_of(i);
-        let mut enc = Vec::with_capacity(value.len() + 5);
-        Needle::new(value).encode(&mut enc);
+        let enc = Encoded::of(value);
         node.splice(off, next_off(&node.buf, off), &enc);
     }
 
@@ -491,8 +532,7 @@ impl List {
             n.offsets().into_iter().find(|&o| decode(&n.buf, o).0.matches(&pivot)).map(|o| (ni, o))
         });
         let Some((ni, off)) = found else { return false };
-        let mut enc = Vec::with_capacity(value.len() + 5);
-        Needle::new(value).encode(&mut enc);
+        let enc = Encoded::of(value);
         let node = &mut self.inner.nodes[ni];
         let at = if after { next_off(&node.buf, off) } else { off };
         node.splice(at, at, &enc);

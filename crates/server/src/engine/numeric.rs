@@ -163,27 +163,67 @@ const DIGIT_PAIRS: [u8; 200] = {
     t
 };
 
-/// Appends `v` in decimal (integer replies, INCR results, lengths).
-pub fn format_i64(out: &mut Vec<u8>, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut pos = buf.len();
-    let mut n = v.unsigned_abs();
-    // Two digits per step from the right; a lone leading digit (or a bare
-    // zero) is written after the loop.
-    while n >= 10 {
+/// Room for the longest line [`push_int_line`] writes: a type byte, a sign,
+/// 19 digits and CRLF.
+const LINE: usize = 24;
+
+/// Characters in `v`'s decimal text, sign included.
+#[inline]
+pub fn decimal_len(v: i64) -> usize {
+    let n = v.unsigned_abs();
+    let (mut digits, mut bound) = (1, 10u64);
+    while digits < 19 && n >= bound {
+        digits += 1;
+        bound *= 10;
+    }
+    digits + usize::from(v < 0)
+}
+
+/// Appends `v` in decimal, after `prefix` (a RESP type byte) if given and
+/// followed by CRLF if `crlf`: the line is built in a stack buffer and
+/// appended with one fixed-size copy, not a `memcpy` call sized at run time
+/// (integer replies and length headers are on every command's path).
+#[inline]
+pub fn push_int_line(out: &mut Vec<u8>, prefix: Option<u8>, v: i64, crlf: bool) {
+    let mut line = [0u8; LINE];
+    let mut len = 0;
+    if let Some(p) = prefix {
+        line[0] = p;
+        len = 1;
+    }
+    if v < 0 {
+        line[len] = b'-';
+    }
+    len += decimal_len(v);
+    let (mut n, mut pos) = (v.unsigned_abs(), len);
+    while n >= 100 {
         let r = (n % 100) as usize * 2;
         n /= 100;
         pos -= 2;
-        buf[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+        line[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
     }
-    if n > 0 || pos == buf.len() {
-        pos -= 1;
-        buf[pos] = b'0' + n as u8;
+    if n >= 10 {
+        let r = n as usize * 2;
+        line[pos - 2..pos].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
+    } else {
+        line[pos - 1] = b'0' + n as u8;
     }
-    if v < 0 {
-        out.push(b'-');
+    if crlf {
+        line[len..len + 2].copy_from_slice(b"\r\n");
+        len += 2;
     }
-    out.extend_from_slice(&buf[pos..]);
+    out.reserve(LINE);
+    // SAFETY: `reserve` made room for LINE bytes after the current length;
+    // all LINE are written, and `len` <= LINE of them become part of `out`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(line.as_ptr(), out.as_mut_ptr().add(out.len()), LINE);
+        out.set_len(out.len() + len);
+    }
+}
+
+/// Appends `v` in decimal (integer replies, INCR results, lengths).
+pub fn format_i64(out: &mut Vec<u8>, v: i64) {
+    push_int_line(out, None, v, false);
 }
 
 /// Why [`incr_by_float`] refused.
@@ -276,9 +316,13 @@ mod tests {
         for w in words(ok) {
             let want: i64 = std::str::from_utf8(&w).unwrap().parse().unwrap();
             assert_eq!(parse_i64(&w), Some(want));
-            let mut out = Vec::new();
+            let mut out = b"x".to_vec();
             format_i64(&mut out, want);
-            assert_eq!(out, w);
+            assert_eq!(out[1..], w);
+            out.clear();
+            push_int_line(&mut out, Some(b':'), want, true);
+            assert_eq!(decimal_len(want), w.len());
+            assert_eq!(out, [&b":"[..], &w, b"\r\n"].concat());
         }
         let bad = "007 -0 +5 1.0 0x10 - 00 1\\x002 9223372036854775808 \
                    -9223372036854775809 99999999999999999999";
