@@ -232,11 +232,26 @@ fn whole_frame(buf: &[u8], args: &mut Args, lim: Limits) -> Option<usize> {
     /// Larger frames gain nothing here and would be rescanned on every read
     /// while they arrive.
     const MAX_ARGS: usize = 64;
+    scan_whole(buf, MAX_ARGS, lim, |_, range| args.ranges.push(range)).map(|(len, _)| len)
+}
+
+/// The pass behind [`whole_frame`] and [`peek_frame`], for a `buf` starting
+/// with `*`: calls `arg` with each argument's index and range; returns the
+/// frame's size and argument count. None for an incomplete frame, one of
+/// no or more than `max_args` arguments, or anything [`whole_frame`] leaves
+/// to the resumable scan.
+#[inline(always)]
+fn scan_whole(
+    buf: &[u8],
+    max_args: usize,
+    lim: Limits,
+    mut arg: impl FnMut(usize, (usize, usize)),
+) -> Option<(usize, usize)> {
     let (n, mut pos) = plain_len(buf, 1)?;
-    if n == 0 || n > MAX_ARGS || (n > 10 && lim.auth_required) {
+    if n == 0 || n > max_args || (n > 10 && lim.auth_required) {
         return None;
     }
-    for _ in 0..n {
+    for i in 0..n {
         if *buf.get(pos)? != b'$' {
             return None;
         }
@@ -249,10 +264,10 @@ fn whole_frame(buf: &[u8], args: &mut Args, lim: Limits) -> Option<usize> {
         if end + 2 > buf.len() {
             return None;
         }
-        args.ranges.push((start, end));
+        arg(i, (start, end));
         pos = end + 2;
     }
-    Some(pos)
+    Some((pos, n))
 }
 
 /// The digits from `at` up to a `\r` with a byte after it: (value, index
@@ -286,6 +301,7 @@ pub struct Peeked {
 
 impl Peeked {
     /// Argument `i` (< 3) as a range into the peeked buffer, if present.
+    #[inline]
     pub fn arg(&self, i: usize) -> Option<(usize, usize)> {
         (i < self.argc.min(self.head.len())).then(|| self.head[i])
     }
@@ -294,40 +310,21 @@ impl Peeked {
 /// Looks at the frame at the start of `buf` without building its argument
 /// list: its size and its second argument, so a caller can warm caches for
 /// the keys of a pipelined batch before executing it. Returns None for
-/// anything but a complete, well-formed multibulk frame of at most
-/// `max_args` arguments (the parser proper then decides what the bytes are);
+/// anything but a complete multibulk frame of 1 to `max_args` arguments
+/// with plain lengths (the parser proper then decides what the bytes are);
 /// the cap keeps a peek at a huge frame still arriving from costing more
 /// than the parser's own resumable scan.
 pub fn peek_frame(buf: &[u8], max_args: usize) -> Option<Peeked> {
     if buf.first() != Some(&b'*') {
         return None;
     }
-    let IntLine::Value(n, line_end) = int_line(buf, 0) else {
-        return None;
-    };
-    if n > max_args as i64 {
-        return None;
-    }
-    let mut pos = line_end + 2;
     let mut head = [(0, 0); 3];
-    for i in 0..n.max(0) as usize {
-        if buf.get(pos) != Some(&b'$') {
-            return None;
-        }
-        let IntLine::Value(len, line_end) = int_line(buf, pos) else {
-            return None;
-        };
-        let start = line_end + 2;
-        let end = start.checked_add(usize::try_from(len).ok()?)?;
-        if end + 2 > buf.len() {
-            return None;
-        }
+    let (len, argc) = scan_whole(buf, max_args, Limits::default(), |i, range| {
         if let Some(slot) = head.get_mut(i) {
-            *slot = (start, end);
+            *slot = range;
         }
-        pos = end + 2;
-    }
-    Some(Peeked { len: pos, argc: n.max(0) as usize, head })
+    })?;
+    Some(Peeked { len, argc, head })
 }
 
 /// A header line `<type byte><integer>\r\n` read in one pass.

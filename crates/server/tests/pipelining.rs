@@ -315,3 +315,71 @@ fn an_idle_client_gives_its_buffers_back_and_still_pipelines() {
         assert_eq!(idle.read_frame(), bulk(&i.to_string()));
     }
 }
+
+/// Keys are hashed once, ahead of execution, when the keyspace is big
+/// enough to prefetch; that hash must stay right when the pipeline switches
+/// databases between prefetch and execution, and across split frames and
+/// turns.
+#[test]
+fn hashes_computed_ahead_survive_select_and_buffer_moves() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let keys = 20_000; // past the size where lookups are prefetched
+    for db in ["0", "1"] {
+        let mut load = Vec::new();
+        resp::encode_command(&mut load, &["SELECT", db]);
+        for i in 0..keys {
+            resp::encode_command(&mut load, &["SET", &format!("k:{i}"), &format!("v{db}:{i}")]);
+        }
+        c.stream.write_all(&load).unwrap();
+        for _ in 0..=keys {
+            assert_eq!(c.read_frame(), ok());
+        }
+    }
+    assert_eq!(c.cmd(&["SELECT", "0"]), ok());
+    let rounds = 3_000;
+    let mut req = Vec::new();
+    for i in 0..rounds {
+        let key = format!("k:{}", i * 7 % keys);
+        for cmd in [&["GET", &key][..], &["SELECT", "1"], &["GET", &key], &["SELECT", "0"]] {
+            resp::encode_command(&mut req, cmd);
+        }
+    }
+    // Odd-sized pieces with pauses: frames arrive split, and the server's
+    // buffer is compacted and regrown between windows.
+    let mut writer = c.stream.try_clone().unwrap();
+    let t = std::thread::spawn(move || {
+        for (n, piece) in req.chunks(1_237).enumerate() {
+            writer.write_all(piece).unwrap();
+            if n % 16 == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    });
+    for i in 0..rounds {
+        let k = i * 7 % keys;
+        assert_eq!(c.read_frame(), bulk(&format!("v0:{k}")), "round {i}, db 0");
+        assert_eq!(c.read_frame(), ok());
+        assert_eq!(c.read_frame(), bulk(&format!("v1:{k}")), "round {i}, db 1");
+        assert_eq!(c.read_frame(), ok());
+    }
+    t.join().unwrap();
+
+    // Equal-sized frames in one big write: execution stops at the per-turn
+    // budget in the middle of a prefetch window and resumes on a later turn
+    // (after more reads), where every key has the same length as the ones
+    // hashed before. The server's debug builds also check each known hash
+    // against the key's bytes.
+    let keys: Vec<String> = (0..keys).map(|i| format!("k:{:05}", i * 7 % keys)).collect();
+    let mut req = Vec::new();
+    for key in &keys {
+        resp::encode_command(&mut req, &["GET", key]);
+    }
+    let mut writer = c.stream.try_clone().unwrap();
+    let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
+    for key in &keys {
+        let n: usize = key[2..].parse().unwrap();
+        assert_eq!(c.read_frame(), if n < 10_000 { Frame::Null } else { bulk(&format!("v0:{n}")) }, "{key}");
+    }
+    t.join().unwrap();
+}

@@ -393,16 +393,22 @@ fn msetnx(ctx: &mut Ctx, argv: &Argv) {
 fn incr_decr(ctx: &mut Ctx, key: &[u8], by: i64) {
     let now = ctx.now;
     let (db, r) = ctx.db_reply();
-    let old = match db.get_str(key, now) {
+    let v = match db.get_str(key, now) {
         Err(e) => return r.error(e.message()),
-        Ok(None) => 0,
-        Ok(Some(s)) => match s.as_i64() {
-            Some(v) => v,
+        Ok(None) => {
+            db.set(key, Value::Str(Str::Int(by)), None, true, now);
+            by
+        }
+        // Updated where it is: the lookup just made is the only one.
+        Ok(Some(s)) => match s.as_i64().map(|old| old.checked_add(by)) {
+            Some(Some(v)) => {
+                *s = Str::Int(v);
+                v
+            }
+            Some(None) => return r.error(EngineError::Overflow.message()),
             None => return r.error(EngineError::NotInteger.message()),
         },
     };
-    let Some(v) = old.checked_add(by) else { return r.error(EngineError::Overflow.message()) };
-    db.set(key, Value::Str(Str::Int(v)), None, true, now);
     r.int(v);
     ctx.dirty(1);
 }

@@ -14,6 +14,44 @@ use super::siphash::KeyedSip;
 use super::value::Value;
 use super::EngineError;
 
+/// A key argument whose keyspace hash is already known (computed when its
+/// bucket was prefetched), identified by where its bytes lie: the input
+/// buffer slice the command will look up. Lookups of exactly that slice
+/// skip hashing while [`with_known_hash`] runs the command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KnownHash {
+    addr: usize,
+    len: usize,
+    hash: u64,
+}
+
+impl KnownHash {
+    /// `hash` must be the keyspace hash of `key`'s bytes, and those bytes
+    /// must not change until the command that uses it has run.
+    pub fn new(key: &[u8], hash: u64) -> Self {
+        KnownHash { addr: key.as_ptr() as usize, len: key.len(), hash }
+    }
+}
+
+thread_local! {
+    static KNOWN: std::cell::Cell<KnownHash> = const { std::cell::Cell::new(KnownHash { addr: 0, len: 0, hash: 0 }) };
+}
+
+/// Runs `f` (one command) with `known` offered to its keyspace lookups,
+/// and forgets it afterwards, however `f` ends.
+pub fn with_known_hash<R>(known: Option<KnownHash>, f: impl FnOnce() -> R) -> R {
+    struct Forget;
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            KNOWN.set(KnownHash::default());
+        }
+    }
+    let Some(known) = known else { return f() };
+    KNOWN.set(known);
+    let _forget = Forget;
+    f()
+}
+
 /// What a key holds in the table. Its access time and TTL flag live in the
 /// key's metadata word ([`Meta`]), where they cost no space.
 #[derive(Debug, Clone)]
@@ -76,7 +114,7 @@ pub struct Db {
 
 impl Default for Db {
     fn default() -> Self {
-        let hasher = KeyedSip::random();
+        let hasher = KeyedSip::keyspace();
         Db {
             dict: Dict::with_hasher(hasher.clone()),
             expires: Dict::with_hasher(hasher),
@@ -127,6 +165,18 @@ impl Db {
     /// callers then skip even finding the keys to prefetch.
     pub fn worth_prefetching(&self) -> bool {
         self.dict.worth_prefetching()
+    }
+
+    /// The keyspace hash of `key`: the one already known for this very
+    /// slice (see [`KnownHash`]), or computed.
+    #[inline]
+    fn key_hash(&self, key: &[u8]) -> u64 {
+        let known = KNOWN.get();
+        if known.addr == key.as_ptr() as usize && known.len == key.len() && known.len != 0 {
+            debug_assert_eq!(known.hash, self.dict.hash_key(key), "a known hash that is not the key's");
+            return known.hash;
+        }
+        self.dict.hash_key(key)
     }
 
     /// Warms the cache for keys a pipelined batch is about to look up
@@ -183,11 +233,15 @@ impl Db {
 
     /// The expiry of `key` (unix ms), if it has one. No expiry check.
     pub fn expire_of(&self, key: &[u8]) -> Option<i64> {
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         self.expire_of_hashed(hash, key)
     }
 
     fn expire_of_hashed(&self, hash: u64, key: &[u8]) -> Option<i64> {
+        if self.expires.is_empty() {
+            // No key has a TTL: spare the lookup of the key's flag.
+            return None;
+        }
         let (meta, _) = self.dict.get_meta_hashed(hash, key)?;
         if Meta(meta).volatile() {
             self.expires.get_hashed(hash, key).copied()
@@ -203,7 +257,7 @@ impl Db {
 
     /// Remove `key` if its time has come; true if it was removed.
     fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> bool {
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         self.expire_if_due_hashed(hash, key, now_ms)
     }
 
@@ -223,7 +277,7 @@ impl Db {
     /// Look a key up for reading or writing, expiring it first if due.
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Entry> {
         // One hash for the expiry check and the lookup (the hot path).
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         if self.expire_if_due_hashed(hash, key, now_ms) {
             return None;
         }
@@ -235,7 +289,7 @@ impl Db {
     /// Seconds since `key` was last accessed (OBJECT IDLETIME); no expiry
     /// check and no access.
     pub fn idle_secs(&self, key: &[u8], now_ms: i64) -> Option<i64> {
-        let (meta, _) = self.dict.get_meta_hashed(self.dict.hash_key(key), key)?;
+        let (meta, _) = self.dict.get_meta_hashed(self.key_hash(key), key)?;
         // Across a wrap of the 31-bit clock the difference still holds, as
         // with Redis's LRU clock.
         Some((clock_secs(now_ms).wrapping_sub(Meta(meta).access()) & CLOCK_MASK) as i64)
@@ -244,7 +298,7 @@ impl Db {
     /// Look up without touching the access time (OBJECT must not reset
     /// the idle time it reports).
     pub fn peek(&mut self, key: &[u8], now_ms: i64) -> Option<&Entry> {
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         if self.expire_if_due_hashed(hash, key, now_ms) {
             return None;
         }
@@ -259,11 +313,12 @@ impl Db {
     /// expiry (SET KEEPTTL, SETRANGE, APPEND ...); otherwise `expire_at` applies.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, keep_ttl: bool, now_ms: i64) {
         let access = clock_secs(now_ms);
-        let hash = self.dict.hash_key(key);
-        // A stale entry's TTL is not kept: the key was logically gone.
-        let stale = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
+        let hash = self.key_hash(key);
         match self.dict.get_meta_mut_hashed(hash, key) {
             Some((meta, e)) => {
+                // A stale entry's TTL is not kept: the key was logically gone.
+                let stale =
+                    Meta(*meta).volatile() && self.expires.get_hashed(hash, key).is_some_and(|&at| at <= now_ms);
                 e.value = value;
                 Meta::touch(meta, access);
                 if !keep_ttl || stale {
@@ -280,7 +335,7 @@ impl Db {
     /// Add a key known to be absent (loading a snapshot): one lookup instead
     /// of `set`'s several. False, changing nothing, if the key exists.
     pub fn insert_new(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, now_ms: i64) -> bool {
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         if self.dict.get_hashed(hash, key).is_some() {
             return false;
         }
@@ -295,7 +350,7 @@ impl Db {
     }
 
     fn remove_with_meta(&mut self, key: &[u8]) -> Option<(Meta, Entry)> {
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         let (meta, e) = self.dict.remove_meta_hashed(hash, key)?;
         if Meta(meta).volatile() {
             self.expires.remove_hashed(hash, key);
@@ -319,7 +374,7 @@ impl Db {
     /// Store a detached record, replacing whatever `key` held.
     pub fn put(&mut self, key: &[u8], rec: Record) {
         self.remove(key);
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         let (meta, _) =
             self.dict.insert_new_meta_hashed(hash, key, Meta::new(rec.access).0, Entry { value: rec.value });
         apply_expire(meta, &mut self.expires, hash, key, rec.expire_at);
@@ -339,7 +394,7 @@ impl Db {
 
     /// Set or clear the expiry of an existing key; false if it is missing.
     pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
-        let hash = self.dict.hash_key(key);
+        let hash = self.key_hash(key);
         let Some((meta, _)) = self.dict.get_meta_mut_hashed(hash, key) else { return false };
         apply_expire(meta, &mut self.expires, hash, key, at);
         true

@@ -58,6 +58,14 @@ impl KeyedSip {
         let seed = std::collections::hash_map::RandomState::new();
         KeyedSip { k0: seed.hash_one(0x5eed_u64), k1: seed.hash_one(0xfeed_u64) }
     }
+    /// The key every database's keyspace hashes with, drawn once per
+    /// process (as Redis seeds its dicts once): a hash computed for a key
+    /// argument before the command runs (see [`crate::engine::db::KnownHash`])
+    /// is then valid in whichever database the command ends up using.
+    pub fn keyspace() -> Self {
+        static KEY: std::sync::OnceLock<KeyedSip> = std::sync::OnceLock::new();
+        KEY.get_or_init(Self::random).clone()
+    }
     pub fn with_key(k0: u64, k1: u64) -> Self {
         KeyedSip { k0, k1 }
     }

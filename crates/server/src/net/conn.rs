@@ -17,6 +17,7 @@ use resp::{Args, RequestParser};
 use super::lookahead::Lookahead;
 use super::spill::Spill;
 use crate::dispatch::{self, Argv};
+use crate::engine::db;
 use crate::server::Server;
 
 /// Most bytes read from one connection per loop turn, for fairness.
@@ -180,6 +181,9 @@ impl Conn {
         if self.input.len() - self.in_end >= want {
             return;
         }
+        // Bytes move (or the buffer is replaced) below: hashes known for
+        // keys at their old addresses no longer apply.
+        self.lookahead.forget();
         let used = self.in_end - self.in_start;
         if self.in_start > 0 {
             self.input.copy_within(self.in_start..self.in_end, 0);
@@ -249,11 +253,12 @@ impl Conn {
             }
             let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
             let frame = &self.input[self.in_start..self.in_end];
-            self.lookahead.before_frame(frame, srv, &srv.keyspace.dbs[client.db]);
+            let known = self.lookahead.before_frame(frame, srv, &srv.keyspace.dbs[client.db]);
             match self.parser.parse(frame, &mut self.args, limits) {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {
-                        dispatch::execute(srv, cid, &mut self.out, &Argv::new(frame, &self.args), now);
+                        let argv = Argv::new(frame, &self.args);
+                        db::with_known_hash(known, || dispatch::execute(srv, cid, &mut self.out, &argv, now));
                     }
                     self.in_start += n;
                     executed += n;
@@ -325,6 +330,7 @@ impl Conn {
         if self.in_start == self.in_end {
             self.in_start = 0;
             self.in_end = 0;
+            self.lookahead.forget();
             if self.input.len() > KEEP_BUF || self.eof {
                 self.input = Vec::new();
             }

@@ -8,9 +8,16 @@
 //! each other and the execution of other connections' commands instead of
 //! being paid one after another (the idea behind Valkey 8's batch
 //! prefetching). The event loop staggers the stages over the ready
-//! connections (see `EventLoop::execute_ready`). Purely a hint: nothing here
+//! connections (see `EventLoop::execute_ready`). The key hashes computed
+//! on the way are handed to the commands ([`KnownHash`]), which then skip
+//! hashing their first key again. Otherwise purely a hint: nothing here
 //! changes what any command does, and a frame it cannot read is simply not
 //! prefetched.
+//!
+//! A known hash names the key by its address in the input buffer, so the
+//! connection must [`Lookahead::forget`] the window whenever it moves or
+//! replaces bytes of that buffer.
+use crate::engine::db::KnownHash;
 use crate::engine::Db;
 use crate::server::Server;
 use resp::request::{peek_frame, Peeked};
@@ -32,6 +39,11 @@ pub struct Lookahead {
     left: usize,
     /// Hashes of the keys of the last window scanned.
     hashes: Vec<u64>,
+    /// Each frame of the last window scanned, in order: its first key with
+    /// that key's hash, when it was hashed.
+    known: Vec<Option<KnownHash>>,
+    /// Index in `known` of the next frame to run.
+    next: usize,
     /// (key, member) ranges in the input of the window's set and hash
     /// commands.
     members: Vec<(Range, Range)>,
@@ -72,11 +84,22 @@ impl Lookahead {
     /// Call before executing the frame at the head of `pending`: finishes a
     /// window staged earlier, or prefetches a new one at once when the last
     /// is used up (a lone frame is not worth it: nothing to overlap with).
-    pub fn before_frame(&mut self, pending: &[u8], srv: &Server, db: &Db) {
+    /// Returns the frame's first key with its hash, if that was computed.
+    pub fn before_frame(&mut self, pending: &[u8], srv: &Server, db: &Db) -> Option<KnownHash> {
         if self.stage(pending, srv, db, 2) {
             self.finish(pending, db);
         }
         self.left = self.left.saturating_sub(1);
+        let known = self.known.get(self.next).copied().flatten();
+        self.next += 1;
+        known
+    }
+
+    /// Drop the window: the input bytes it describes moved or were replaced.
+    pub fn forget(&mut self) {
+        self.left = 0;
+        self.staged = false;
+        self.known.clear();
     }
 
     /// Peeks at up to [`WINDOW`] complete frames and does stage one for
@@ -86,9 +109,12 @@ impl Lookahead {
     /// of another kind makes the whole window count as covered.
     fn scan(&mut self, pending: &[u8], srv: &Server, db: &Db, min_frames: usize) -> usize {
         let mut keys = [(0, 0); WINDOW];
+        let mut frame_of_key = [0; WINDOW];
         let (mut frames, mut nkeys, mut from) = (0, 0, 0);
         let keyspace = db.worth_prefetching();
         self.members.clear();
+        self.known.clear();
+        self.next = 0;
         while frames < WINDOW {
             let Some(p) = peek_frame(&pending[from..], MAX_ARGS) else {
                 break;
@@ -100,6 +126,7 @@ impl Lookahead {
             }
             if let Some(key) = p.arg(1) {
                 keys[nkeys] = shift(key);
+                frame_of_key[nkeys] = frames;
                 nkeys += 1;
                 if let (true, Some(member)) = (collection, p.arg(2)) {
                     self.members.push((shift(key), shift(member)));
@@ -113,6 +140,12 @@ impl Lookahead {
             return 0;
         }
         db.prefetch_buckets(keys[..nkeys].iter().map(|&(s, e)| &pending[s..e]), &mut self.hashes);
+        if !self.hashes.is_empty() {
+            self.known.resize(frames, None);
+            for ((&(s, e), &frame), &hash) in keys.iter().zip(&frame_of_key).zip(&self.hashes) {
+                self.known[frame] = Some(KnownHash::new(&pending[s..e], hash));
+            }
+        }
         self.staged = !self.hashes.is_empty() || !self.members.is_empty();
         frames
     }
