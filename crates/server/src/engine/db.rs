@@ -31,6 +31,9 @@ impl KnownHash {
     pub fn new(key: &[u8], hash: u64) -> Self {
         KnownHash { addr: key.as_ptr() as usize, len: key.len(), hash }
     }
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
 }
 
 thread_local! {
@@ -179,19 +182,17 @@ impl Db {
         self.dict.hash_key(key)
     }
 
-    /// Warms the cache for keys a pipelined batch is about to look up
-    /// (see `dict::prefetch`): stage one hashes them into `hashes` (the
-    /// caller's scratch space) and loads their buckets...
-    pub fn prefetch_buckets<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
-        hashes.clear();
-        if self.dict.worth_prefetching() {
-            self.dict.prefetch_buckets(keys, hashes);
-        }
+    /// Warms the cache for a key a pipelined batch is about to look up
+    /// (see `dict::prefetch`): stage one hashes it and loads its bucket,
+    /// returning the hash; None (nothing done) while the table fits the
+    /// caches...
+    pub fn prefetch_bucket(&self, key: &[u8]) -> Option<u64> {
+        self.dict.worth_prefetching().then(|| self.dict.prefetch_bucket_of(key))
     }
 
     /// ... and stage two, once the buckets had time to arrive, loads the
     /// entries they point to.
-    pub fn prefetch_entries(&self, hashes: &[u64]) {
+    pub fn prefetch_entries(&self, hashes: impl IntoIterator<Item = u64>) {
         if self.dict.worth_prefetching() {
             self.dict.prefetch_entries(hashes);
         }
@@ -220,8 +221,8 @@ impl Db {
         }
         for (table, hash) in staged.iter().flatten() {
             match table {
-                Table::Set(t) => t.prefetch_entries(&[*hash]),
-                Table::Hash(t) => t.prefetch_entries(&[*hash]),
+                Table::Set(t) => t.prefetch_entries([*hash]),
+                Table::Hash(t) => t.prefetch_entries([*hash]),
             }
         }
     }

@@ -37,10 +37,8 @@ pub struct Lookahead {
     /// Upcoming frames, from the head of the input on, whose keys were
     /// already prefetched (or are being: see `staged`).
     left: usize,
-    /// Hashes of the keys of the last window scanned.
-    hashes: Vec<u64>,
     /// Each frame of the last window scanned, in order: its first key with
-    /// that key's hash, when it was hashed.
+    /// that key's hash, when it was hashed (its bucket prefetched).
     known: Vec<Option<KnownHash>>,
     /// Index in `known` of the next frame to run.
     next: usize,
@@ -72,7 +70,7 @@ impl Lookahead {
         if !std::mem::take(&mut self.staged) {
             return;
         }
-        db.prefetch_entries(&self.hashes);
+        db.prefetch_entries(self.known.iter().flatten().map(KnownHash::hash));
         if !self.members.is_empty() {
             let get = |(s, e): Range| pending.get(s..e).unwrap_or_default();
             let items: [(&[u8], &[u8]); WINDOW] =
@@ -139,14 +137,14 @@ impl Lookahead {
             self.members.clear();
             return 0;
         }
-        db.prefetch_buckets(keys[..nkeys].iter().map(|&(s, e)| &pending[s..e]), &mut self.hashes);
-        if !self.hashes.is_empty() {
+        if keyspace && nkeys > 0 {
             self.known.resize(frames, None);
-            for ((&(s, e), &frame), &hash) in keys.iter().zip(&frame_of_key).zip(&self.hashes) {
-                self.known[frame] = Some(KnownHash::new(&pending[s..e], hash));
+            for (&(s, e), &frame) in keys[..nkeys].iter().zip(&frame_of_key) {
+                let key = &pending[s..e];
+                self.known[frame] = db.prefetch_bucket(key).map(|hash| KnownHash::new(key, hash));
             }
         }
-        self.staged = !self.hashes.is_empty() || !self.members.is_empty();
+        self.staged = !self.known.is_empty() || !self.members.is_empty();
         frames
     }
 }

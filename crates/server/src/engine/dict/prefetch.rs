@@ -43,15 +43,7 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.tables[0].len() + self.tables[1].len() >= MIN_BUCKETS
     }
 
-    /// Stage one: computes each key's hash into `hashes` and starts loading
-    /// the bucket slots they select.
-    pub fn prefetch_buckets<'k>(&self, keys: impl Iterator<Item = &'k [u8]>, hashes: &mut Vec<u64>) {
-        for key in keys {
-            hashes.push(self.prefetch_bucket_of(key));
-        }
-    }
-
-    /// Stage one for a single key: its hash, with its bucket on the way
+    /// Stage one, per key: its hash, with its bucket on the way
     /// (only in the table that can hold it, see [`Dict::table_for`]).
     pub fn prefetch_bucket_of(&self, key: &[u8]) -> u64 {
         let hash = self.hasher.hash_one(key);
@@ -64,10 +56,10 @@ impl<V, S: BuildHasher> Dict<V, S> {
 
     /// Stage two, after stage one had a moment: starts loading the first
     /// entry of each bucket (where the key usually is).
-    pub fn prefetch_entries(&self, hashes: &[u64]) {
+    pub fn prefetch_entries(&self, hashes: impl IntoIterator<Item = u64>) {
         // One table per key: reading the other would also touch pages of a
         // growing table that migration has not reached yet.
-        for &hash in hashes {
+        for hash in hashes {
             let t = &self.tables[self.table_for(hash)];
             if t.is_empty() {
                 continue;
