@@ -59,23 +59,24 @@ def run_benchmark(srv, test, depth, n, pin, clients=50, keyspace=100_000):
     """Run one redis-benchmark test against `srv`; return a result dict.
 
     `server_ns_per_cmd` is the server's CPU (utime+stime) spent during the run
-    divided by n; `bench_core` is redis-benchmark's own CPU / wall time, where
+    divided by n, `server_sys_ns_per_cmd` the kernel's part of it (stime); `bench_core` is redis-benchmark's own CPU / wall time, where
     ~1.0 means it saturated its core and the throughput is its limit.
     """
     t_name, row_name = BENCH_NAMES.get(test, (test, test.upper()))
     argv = pin.load_prefix() + [
         "redis-benchmark", "-h", srv.host, "-p", str(srv.port), "-c", str(clients),
         "-n", str(n), "-P", str(depth), "-r", str(keyspace), "-t", t_name, "--csv"]
-    cpu0 = lib_sys.cpu_seconds(srv.proc.pid)
+    cpu0 = lib_sys.cpu_times(srv.proc.pid)
     dead = lambda: srv.proc.poll() is not None  # noqa: E731
     code, out, err, wall, bench_cpu = lib_sys.run_measured(argv, timeout=60 + n / 2000, abort_if=dead)
-    cpu1 = lib_sys.cpu_seconds(srv.proc.pid)
+    cpu1 = lib_sys.cpu_times(srv.proc.pid)
     row = parse_benchmark_csv(out).get(row_name)
     problem = _benchmark_problem(code, out, err, row, srv)
     if problem:
         return {"error": problem}
     return {"rps": row["rps"], **{k: row[k] for k in LATENCY_FIELDS},
-            "server_ns_per_cmd": (cpu1 - cpu0) * 1e9 / n,
+            "server_ns_per_cmd": (sum(cpu1) - sum(cpu0)) * 1e9 / n,
+            "server_sys_ns_per_cmd": (cpu1[1] - cpu0[1]) * 1e9 / n,
             "wall_s": wall, "bench_core": bench_cpu / wall if wall else 0.0}
 
 

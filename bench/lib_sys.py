@@ -23,13 +23,18 @@ import time
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid):
-    """utime+stime of `pid` in seconds (resolution 1/CLK_TCK, usually 10 ms)."""
+def cpu_times(pid):
+    """(utime, stime) of `pid` in seconds (resolution 1/CLK_TCK, usually 10 ms)."""
     with open(f"/proc/{pid}/stat") as f:
         stat = f.read()
     # Field 2 (comm) may contain spaces; everything after the last ')' starts at field 3.
     fields = stat[stat.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # fields 14 and 15
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK  # fields 14 and 15
+
+
+def cpu_seconds(pid):
+    """utime+stime of `pid` in seconds."""
+    return sum(cpu_times(pid))
 
 
 def rss_bytes(pid):

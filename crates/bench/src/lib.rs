@@ -11,6 +11,7 @@
 //! - [`sets`]: the 1M-SET modes (pipelined chunks, `volley_client::Coalescer`).
 //! - [`targets`] and [`multiplex`]: the acceptance targets as ratios.
 pub mod conn;
+pub mod floor;
 pub mod meter;
 pub mod multiplex;
 pub mod plot;

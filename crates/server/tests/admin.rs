@@ -50,6 +50,34 @@ fn info_sections_and_fields() {
     assert!(matches!(c.cmd(&["INFO", "server"]), Frame::Verbatim(fmt, _) if fmt == b"txt"));
 }
 
+/// The `usec` of a `cmdstat_*` line.
+fn usec_of(stats: &str, command: &str) -> u64 {
+    let line = stats.lines().find(|l| l.starts_with(&format!("cmdstat_{command}:"))).expect("a commandstats line");
+    let usec = line.split(',').find_map(|f| f.strip_prefix("usec=")).expect("a usec field");
+    usec.parse().expect("usec is a number")
+}
+
+#[test]
+fn a_command_is_not_timed_across_an_idle_gap() {
+    // Commands of one batch time themselves from the end of the one before
+    // (one clock read each); the first of a batch must read the clock, or
+    // it would be charged the idle time since the previous batch.
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    c.cmd(&["SET", "k", "v"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut get = Vec::new();
+    resp::encode_command(&mut get, &["GET", "k"]);
+    c.send(&get.repeat(3));
+    for _ in 0..3 {
+        assert_eq!(c.read_frame(), bulk("v"));
+    }
+    let stats = text(c.cmd(&["INFO", "commandstats"]));
+    assert!(stats.contains("cmdstat_get:calls=3,"), "{stats}");
+    assert!(usec_of(&stats, "get") < 100_000, "GET charged the idle gap: {stats}");
+    assert!(usec_of(&stats, "set") < 100_000, "{stats}");
+}
+
 #[test]
 fn config_get_set_and_errors() {
     let srv = TestServer::start(&[]);

@@ -315,9 +315,9 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     let dirty_before = ctx.srv.dirty;
     let (db, aof_on) = (ctx.db, ctx.srv.aof.on);
     let outer_propagation = if aof_on { ctx.srv.aof.pending.take() } else { None };
-    let started = crate::server::clock::ticks();
+    let started = ctx.srv.call_clock.begin();
     (spec.handler)(ctx, argv);
-    let spent = crate::server::clock::ticks().wrapping_sub(started);
+    let spent = ctx.srv.call_clock.end(started);
     if aof_on || ctx.srv.aof.on {
         // Lazily expired keys are deleted in the file before the command.
         ctx.srv.touch_expired_watched();

@@ -27,7 +27,7 @@ use crate::server::{unix_ms, Server, Slab};
 pub(super) struct BusyPoller {
     poll: *mut Poll,
     listeners: *const Vec<TcpListener>,
-    conns: *mut Slab<Conn>,
+    conns: *mut Slab<Box<Conn>>,
     again: *mut Vec<usize>,
     to_flush: *mut Vec<usize>,
     to_close: *mut Vec<(usize, Close)>,

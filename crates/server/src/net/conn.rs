@@ -236,6 +236,8 @@ impl Conn {
         let pause_at = srv.config.pipeline_output_pause as usize;
         let mut executed = 0;
         self.backlog = false;
+        // Commands of this batch time themselves from the end of the one before.
+        srv.call_clock.reset();
         loop {
             if executed >= TURN_BUDGET && self.has_input() {
                 self.read_more = true;
@@ -258,6 +260,7 @@ impl Conn {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {
                         let argv = Argv::new(frame, &self.args);
+                        srv.call_clock.chain();
                         db::with_known_hash(known, || dispatch::execute(srv, cid, &mut self.out, &argv, now));
                     }
                     self.in_start += n;

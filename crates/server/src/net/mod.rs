@@ -28,7 +28,9 @@ const IDLE_BUFFERS_MS: i64 = 2000;
 pub struct EventLoop {
     poll: Poll,
     listeners: Vec<TcpListener>,
-    conns: Slab<Conn>,
+    /// Boxed: a connection is moved out of the slab and back on every turn
+    /// (see `execute`), and moving a pointer beats copying the whole struct.
+    conns: Slab<Box<Conn>>,
     pub srv: Server,
     /// Connections with replies to write at the end of this turn.
     to_flush: Vec<usize>,
@@ -187,7 +189,7 @@ impl EventLoop {
 }
 
 /// Accept every pending connection on `listener` (also used while a script is busy).
-fn accept_from(listener: &TcpListener, poll: &Poll, conns: &mut Slab<Conn>, srv: &mut Server, now: i64) {
+fn accept_from(listener: &TcpListener, poll: &Poll, conns: &mut Slab<Box<Conn>>, srv: &mut Server, now: i64) {
     loop {
         let (stream, peer) = match listener.accept() {
             Ok(s) => s,
@@ -212,7 +214,7 @@ fn accept_from(listener: &TcpListener, poll: &Poll, conns: &mut Slab<Conn>, srv:
 
 fn register(
     poll: &Poll,
-    conns: &mut Slab<Conn>,
+    conns: &mut Slab<Box<Conn>>,
     srv: &mut Server,
     stream: TcpStream,
     peer: SocketAddr,
@@ -221,7 +223,7 @@ fn register(
     stream.set_nodelay(true)?;
     let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
-    let slot = conns.insert(Conn::new(stream));
+    let slot = conns.insert(Box::new(Conn::new(stream)));
     let conn = conns.get_mut(slot).expect("just inserted");
     // Readable only: with WRITABLE always on, every ACK would wake the loop.
     poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE)?;
@@ -433,9 +435,19 @@ impl EventLoop {
                 self.flush_slot(slot, None);
             }
         }
-        for slot in std::mem::take(&mut self.to_flush) {
+        self.flush_queued();
+    }
+
+    /// Write every connection queued in `to_flush`. The queue is refilled
+    /// every turn, so it keeps its capacity (no allocation per turn).
+    fn flush_queued(&mut self) {
+        let mut slots = std::mem::take(&mut self.to_flush);
+        for &slot in &slots {
             self.flush_slot(slot, None);
         }
+        slots.clear();
+        slots.append(&mut self.to_flush);
+        self.to_flush = slots;
     }
 
     /// `appendfsync always`: replies leave once the commit covering them is
@@ -461,11 +473,7 @@ impl EventLoop {
                 }
             }
             // Nothing new was fed: every reply is backed by what's on disk.
-            None => {
-                for slot in std::mem::take(&mut self.to_flush) {
-                    self.flush_slot(slot, None);
-                }
-            }
+            None => self.flush_queued(),
         }
     }
 

@@ -23,6 +23,45 @@ pub fn ticks() -> u64 {
     }
 }
 
+/// Per-command timing at one counter read per command inside a pipelined
+/// batch: the batch loop lets a command start where the one before it
+/// ended ([`CallClock::chain`]), so the command's time also covers its own
+/// parsing and dispatch (Redis times only the handler). Any other call (the
+/// first of a batch, or one inside EXEC or a script) reads the counter.
+#[derive(Debug, Default)]
+pub struct CallClock {
+    start: Option<u64>,
+    last_end: Option<u64>,
+}
+
+impl CallClock {
+    /// The next call starts where the last one ended, if one ended since
+    /// the last [`CallClock::chain`] or [`CallClock::reset`].
+    pub fn chain(&mut self) {
+        self.start = self.last_end.take();
+    }
+
+    /// Forget the last end: the next call reads the counter to start.
+    pub fn reset(&mut self) {
+        self.start = None;
+        self.last_end = None;
+    }
+
+    /// A call's start: the chained one, else now.
+    #[inline]
+    pub fn begin(&mut self) -> u64 {
+        self.start.take().unwrap_or_else(ticks)
+    }
+
+    /// A call's end: the ticks it took since `started`.
+    #[inline]
+    pub fn end(&mut self, started: u64) -> u64 {
+        let now = ticks();
+        self.last_end = Some(now);
+        now.wrapping_sub(started)
+    }
+}
+
 /// Measures the counter's rate between two points in time.
 pub struct Calibration {
     ticks: u64,
@@ -63,6 +102,23 @@ pub fn ticks_to_us(t: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chained_call_starts_where_the_last_one_ended() {
+        let mut c = CallClock::default();
+        let first = c.begin();
+        let took = c.end(first);
+        c.chain();
+        let second = c.begin();
+        assert_eq!(second, first.wrapping_add(took), "the second call starts at the first one's end");
+        // Nested: a call inside the chained one reads the counter itself.
+        let inner = c.begin();
+        assert!(inner >= second);
+        c.end(inner);
+        c.reset();
+        c.chain();
+        assert!(c.begin() >= inner, "after a reset the next call reads the counter");
+    }
 
     #[test]
     fn ten_milliseconds_measure_as_about_ten_thousand_us() {

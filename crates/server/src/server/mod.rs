@@ -216,6 +216,8 @@ pub struct Server {
     /// way. Both are taken by `dispatch::call`.
     pub modified_keys: Vec<(usize, Vec<u8>)>,
     pub modified_said: bool,
+    /// Start and end stamps for commandstats timing (see [`clock::CallClock`]).
+    pub call_clock: clock::CallClock,
     pub next_client_id: u64,
     pub shutdown: Option<Shutdown>,
     /// Client slots to disconnect at the end of this turn (CLIENT KILL of
@@ -259,6 +261,7 @@ impl Server {
             dirty: 0,
             modified_keys: Vec::new(),
             modified_said: false,
+            call_clock: clock::CallClock::default(),
             next_client_id: 1,
             shutdown: None,
             pending_kills: Vec::new(),
