@@ -192,7 +192,7 @@ impl Db {
 
     /// ... and stage two, once the buckets had time to arrive, loads the
     /// entries they point to.
-    pub fn prefetch_entries(&self, hashes: impl IntoIterator<Item = u64>) {
+    pub fn prefetch_entries(&self, hashes: impl IntoIterator<Item = u64> + Clone) {
         if self.dict.worth_prefetching() {
             self.dict.prefetch_entries(hashes);
         }
