@@ -34,3 +34,19 @@ def test_benchmark_with_password(auth_server):
                        "-c", "10", "-t", "set,get")
     assert set(found) == {"SET", "GET"}, out
     assert all(rps > 0 for rps in found.values()), out
+
+
+def test_the_floor_server_answers_every_test_floor_py_runs():
+    """bench/floor.py's do-nothing server must give redis-benchmark a reply
+    of the right shape for each test it is measured on (a wrong shape
+    would make redis-benchmark stall or error instead of timing it)."""
+    from servers import REPO, Server
+
+    floor = REPO / "target" / "release" / "volley-floor"
+    assert floor.exists(), "cargo build --release builds volley-floor"
+    tests = "set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,mset"
+    with Server(str(floor)) as srv:
+        found, out = bench(srv, "-n", "5000", "-c", "10", "-P", "16", "-t", tests)
+    names = {name.split(" (")[0] for name in found}
+    assert names == set(tests.upper().split(",")), out
+    assert all(rps > 0 for rps in found.values()), out
