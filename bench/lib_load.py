@@ -59,8 +59,9 @@ def run_benchmark(srv, test, depth, n, pin, clients=50, keyspace=100_000):
     """Run one redis-benchmark test against `srv`; return a result dict.
 
     `server_ns_per_cmd` is the server's CPU (utime+stime) spent during the run
-    divided by n, `server_sys_ns_per_cmd` the kernel's part of it (stime); `bench_core` is redis-benchmark's own CPU / wall time, where
-    ~1.0 means it saturated its core and the throughput is its limit.
+    divided by n, `server_sys_ns_per_cmd` the kernel's part of it (stime);
+    `bench_core` is redis-benchmark's own CPU / wall time, where ~1.0 means it
+    saturated its core and the throughput is its limit.
     """
     t_name, row_name = BENCH_NAMES.get(test, (test, test.upper()))
     argv = pin.load_prefix() + [

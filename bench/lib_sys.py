@@ -1,8 +1,9 @@
 """Process accounting and CPU pinning for the benchmarks.
 
-* `cpu_seconds(pid)`: user+system CPU a live process has used, from
-  /proc/PID/stat fields 14 and 15 (clock ticks, all threads included). Read
-  before and after a load run, the difference is what the server spent on it.
+* `cpu_times(pid)` / `cpu_seconds(pid)`: user and system CPU a live process
+  has used, apart / summed, from /proc/PID/stat fields 14 and 15 (clock
+  ticks, all threads included). Read before and after a load run, the
+  difference is what the server spent on it.
 * `rss_bytes(pid)`: VmRSS from /proc/PID/status.
 * `Pinning`: server on CPU 0, load generator on CPU 1 via taskset, so the two
   do not steal each other's core and the server's CPU time is not inflated by

@@ -2,6 +2,8 @@
 //! commands. Clients, the bench tool and tests use this; the server's hot path
 //! uses [`crate::request`] and writes replies directly.
 
+use crate::decimal::push_decimal;
+
 /// One RESP value. RESP2 null bulk/array decode to [`Frame::Null`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
@@ -155,22 +157,6 @@ fn parse_int(s: &[u8]) -> Result<i64, FrameError> {
         .ok()
         .and_then(|t| t.parse().ok())
         .ok_or_else(|| FrameError(format!("bad integer {:?}", String::from_utf8_lossy(s))))
-}
-
-/// Append `n` in decimal, without the allocation `to_string` makes
-/// (lengths in headers, counters in generated keys).
-pub fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// Append `args` as a RESP multibulk command to `out`.

@@ -347,23 +347,15 @@ impl Db {
 
     /// Remove a key, returning its entry (its expiry is dropped).
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        self.remove_with_meta(key).map(|(_, e)| e)
-    }
-
-    fn remove_with_meta(&mut self, key: &[u8]) -> Option<(Meta, Entry)> {
-        let hash = self.key_hash(key);
-        let (meta, e) = self.dict.remove_meta_hashed(hash, key)?;
-        if Meta(meta).volatile() {
-            self.expires.remove_hashed(hash, key);
-        }
-        Some((Meta(meta), e))
+        self.take(key).map(|rec| Entry { value: rec.value })
     }
 
     /// Remove a key with its expiry (RENAME, MOVE).
     pub fn take(&mut self, key: &[u8]) -> Option<Record> {
-        let expire_at = self.expire_of(key);
-        let (meta, e) = self.remove_with_meta(key)?;
-        Some(Record { value: e.value, expire_at, access: meta.access() })
+        let hash = self.key_hash(key);
+        let (meta, e) = self.dict.remove_meta_hashed(hash, key)?;
+        let expire_at = if Meta(meta).volatile() { self.expires.remove_hashed(hash, key) } else { None };
+        Some(Record { value: e.value, expire_at, access: Meta(meta).access() })
     }
 
     /// A copy of a key's value and expiry, fresh as of `now_ms` (COPY).

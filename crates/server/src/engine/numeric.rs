@@ -150,76 +150,7 @@ fn g17(out: &mut Vec<u8>, v: f64) {
     }
 }
 
-/// Two ASCII digits for each value 0..100, so the integer formatter needs
-/// one division per two digits.
-const DIGIT_PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Room for the longest line [`push_int_line`] writes: a type byte, a sign,
-/// 19 digits and CRLF.
-const LINE: usize = 24;
-
-/// Characters in `v`'s decimal text, sign included.
-#[inline]
-pub fn decimal_len(v: i64) -> usize {
-    let n = v.unsigned_abs();
-    let (mut digits, mut bound) = (1, 10u64);
-    while digits < 19 && n >= bound {
-        digits += 1;
-        bound *= 10;
-    }
-    digits + usize::from(v < 0)
-}
-
-/// Appends `v` in decimal, after `prefix` (a RESP type byte) if given and
-/// followed by CRLF if `crlf`: the line is built in a stack buffer and
-/// appended with one fixed-size copy, not a `memcpy` call sized at run time
-/// (integer replies and length headers are on every command's path).
-#[inline]
-pub fn push_int_line(out: &mut Vec<u8>, prefix: Option<u8>, v: i64, crlf: bool) {
-    let mut line = [0u8; LINE];
-    let mut len = 0;
-    if let Some(p) = prefix {
-        line[0] = p;
-        len = 1;
-    }
-    if v < 0 {
-        line[len] = b'-';
-    }
-    len += decimal_len(v);
-    let (mut n, mut pos) = (v.unsigned_abs(), len);
-    while n >= 100 {
-        let r = (n % 100) as usize * 2;
-        n /= 100;
-        pos -= 2;
-        line[pos..pos + 2].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
-    }
-    if n >= 10 {
-        let r = n as usize * 2;
-        line[pos - 2..pos].copy_from_slice(&DIGIT_PAIRS[r..r + 2]);
-    } else {
-        line[pos - 1] = b'0' + n as u8;
-    }
-    if crlf {
-        line[len..len + 2].copy_from_slice(b"\r\n");
-        len += 2;
-    }
-    out.reserve(LINE);
-    // SAFETY: `reserve` made room for LINE bytes after the current length;
-    // all LINE are written, and `len` <= LINE of them become part of `out`.
-    unsafe {
-        std::ptr::copy_nonoverlapping(line.as_ptr(), out.as_mut_ptr().add(out.len()), LINE);
-        out.set_len(out.len() + len);
-    }
-}
+pub use resp::decimal::{decimal_len, push_int_line};
 
 /// Appends `v` in decimal (integer replies, INCR results, lengths).
 pub fn format_i64(out: &mut Vec<u8>, v: i64) {
