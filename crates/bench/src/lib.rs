@@ -6,7 +6,8 @@
 //! - [`proxy`]: the delay proxy ([`proxy::spawn_proxy`]).
 //! - [`conn`]: a small blocking RESP connection on top of the `resp` codec.
 //! - [`seeds`]: the seed experiments and their table.
-//! - [`sweep`] and [`plot`]: depth × RTT sweeps, CSV and PNG output.
+//! - [`sweep`] and [`plot`]: depth × RTT sweeps, CSV and PNG output; their
+//!   shared result types are in [`point`].
 //! - [`meter`]: client peak RSS and CPU per measurement.
 //! - [`sets`]: the 1M-SET modes (pipelined chunks, `volley_client::Coalescer`).
 //! - [`targets`] and [`multiplex`]: the acceptance targets as ratios.
@@ -15,6 +16,7 @@ pub mod floor;
 pub mod meter;
 pub mod multiplex;
 pub mod plot;
+pub mod point;
 pub mod proxy;
 pub mod seeds;
 pub mod sets;

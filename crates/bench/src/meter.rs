@@ -2,11 +2,20 @@
 //! ran (the kernel's high-water mark, reset first through
 //! `/proc/self/clear_refs`) and CPU time of the calling thread (the thread
 //! that runs the blocking connection or the current-thread tokio runtime;
-//! the in-process delay proxy's threads are not counted).
+//! the in-process delay proxy's threads are not counted). Also owns
+//! [`proc_status_kib`], the `/proc/self/status` reader (VmHWM, VmRSS) that
+//! `targets`' set-child reports use too.
 
 use std::time::Duration;
 
-use crate::targets::proc_status_kib;
+/// A field of /proc/self/status in KiB (e.g. "VmHWM").
+pub fn proc_status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
 
 /// CPU time (user + system) of the calling thread so far.
 pub fn thread_cpu() -> Duration {

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
 
-use crate::sweep::Point;
+use crate::point::{Op, Point};
 
 const FONT_PATHS: &[&str] = &[
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
@@ -87,7 +87,7 @@ fn plot_panels(
     let root = BitMapBackend::new(path, (560 * cols as u32, 420 * rows as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(io_err)?;
     let areas = root.split_evenly((rows, cols));
-    let mut series: Vec<(String, crate::sweep::Op)> = Vec::new();
+    let mut series: Vec<(String, Op)> = Vec::new();
     for p in points {
         if !series.iter().any(|(s, o)| *s == p.server && *o == p.op) {
             series.push((p.server.clone(), p.op));
@@ -103,7 +103,7 @@ fn plot_panels(
 fn draw_panel(
     area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     pts: &[&Point],
-    series: &[(String, crate::sweep::Op)],
+    series: &[(String, Op)],
     (title, x_label): (&str, &str),
     x_of: &impl Fn(&Point) -> f64,
     legend: SeriesLabelPosition,

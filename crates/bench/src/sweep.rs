@@ -1,7 +1,8 @@
 //! Throughput against pipeline depth and injected RTT, for one or more
 //! servers: GET and SET, warm-up, the median of `repeat` timed runs, and
 //! per-batch latency percentiles (hdrhistogram). Results go to a CSV and two
-//! PNG charts (see [`crate::plot`]).
+//! PNG charts (see [`crate::plot`]). The result types ([`Point`], [`Op`])
+//! live in [`crate::point`], which both this file and `plot` read.
 
 use std::fmt::Write as _;
 use std::io;
@@ -14,6 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use resp::{encode_command, Frame};
 
 use crate::conn::{ok_reply, proto_err, Conn};
+use crate::point::{Op, Point};
 use crate::proxy::spawn_proxy;
 
 /// What to sweep.
@@ -37,46 +39,6 @@ pub struct SweepOpts {
     pub out: PathBuf,
     /// Show a progress bar on stderr.
     pub progress: bool,
-}
-
-/// Which command a point measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// `GET volley-bench:sweep:<j>` (keys are set beforehand).
-    Get,
-    /// `SET volley-bench:sweep:<j> <16 bytes>`.
-    Set,
-}
-
-impl Op {
-    /// Upper-case command name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Get => "GET",
-            Op::Set => "SET",
-        }
-    }
-}
-
-/// One measured point.
-#[derive(Debug, Clone)]
-pub struct Point {
-    /// Server name.
-    pub server: String,
-    /// Injected RTT (ms).
-    pub rtt_ms: f64,
-    /// Commands per batch.
-    pub depth: usize,
-    /// Command measured.
-    pub op: Op,
-    /// Median throughput over the repeats (commands per second).
-    pub ops_per_sec: f64,
-    /// Every repeat's throughput.
-    pub runs: Vec<f64>,
-    /// Batch round-trip percentiles over all repeats (µs): p50, p99, max.
-    pub batch_us: [u64; 3],
-    /// Commands sent in timed runs.
-    pub ops: u64,
 }
 
 const VALUE: &str = "0123456789abcdef";

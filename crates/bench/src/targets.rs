@@ -25,6 +25,7 @@ use indicatif::ProgressBar;
 use resp::{encode_command, Frame};
 
 use crate::conn::{ok_reply, proto_err, Conn};
+use crate::meter::proc_status_kib;
 use crate::multiplex::{process_cpu, run_mux, Lib, MuxRun};
 use crate::proxy::spawn_proxy;
 use crate::seeds::fmt_dur;
@@ -175,15 +176,6 @@ pub struct ChildReport {
     pub start_kib: u64,
     /// The child's CPU (user + system) during the SETs.
     pub cpu: Duration,
-}
-
-/// A field of /proc/self/status in KiB (e.g. "VmHWM").
-pub fn proc_status_kib(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Body of `volley-bench set-child`: SET keys 0..n at `addr` in `mode`

@@ -1,11 +1,13 @@
-//! Blocking connection over `std::net::TcpStream`.
+//! Blocking connection over `std::net::TcpStream`, and the `ReplyBuf`
+//! decoder every connection reads replies through. The pipeline
+//! constructors (`Connection::pipeline`, `Connection::streaming_pipeline`)
+//! live beside the pipelines they build, so this file depends on neither.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 
 use crate::error::{Error, Result};
 use crate::options::ConnectOptions;
-use crate::pipeline::Pipeline;
 use crate::value::{Value, ValueExt};
 
 /// Buffered RESP reply decoder over any byte source.
@@ -113,11 +115,6 @@ impl Connection {
     /// Read the next reply (error replies are returned as `Value::Error`).
     pub fn read_reply(&mut self) -> Result<Value> {
         self.replies.read_reply(&mut self.stream)
-    }
-
-    /// Start an explicit pipeline on this connection.
-    pub fn pipeline(&mut self) -> Pipeline<'_> {
-        Pipeline::new(self)
     }
 
     /// The options this connection was made with.

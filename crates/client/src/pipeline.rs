@@ -24,11 +24,14 @@ pub struct Pipeline<'a> {
 
 crate::batch::deref_to_batch!(Pipeline);
 
-impl<'a> Pipeline<'a> {
-    pub(crate) fn new(conn: &'a mut Connection) -> Self {
-        Pipeline { conn, batch: Batch::default() }
+impl Connection {
+    /// Start an explicit pipeline on this connection.
+    pub fn pipeline(&mut self) -> Pipeline<'_> {
+        Pipeline { conn: self, batch: Batch::default() }
     }
+}
 
+impl Pipeline<'_> {
     /// Send everything queued and fill the handles. Replies nobody holds a
     /// handle for are dropped as they arrive. Errors here are I/O or protocol
     /// errors; server errors reach the individual handles.

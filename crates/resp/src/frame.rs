@@ -161,11 +161,16 @@ fn parse_int(s: &[u8]) -> Result<i64, FrameError> {
 
 /// Append `args` as a RESP multibulk command to `out`.
 pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, args: &[A]) {
+    encode_command_parts(out, args.iter().map(|a| a.as_ref()));
+}
+
+/// [`encode_command`] for arguments borrowed one by one (a parsed request's
+/// slices), so nothing is collected first.
+pub fn encode_command_parts<'a>(out: &mut Vec<u8>, args: impl ExactSizeIterator<Item = &'a [u8]>) {
     out.push(b'*');
     push_decimal(out, args.len());
     out.extend_from_slice(b"\r\n");
     for a in args {
-        let a = a.as_ref();
         out.push(b'$');
         push_decimal(out, a.len());
         out.extend_from_slice(b"\r\n");

@@ -13,5 +13,5 @@ pub mod request;
 pub mod splitargs;
 
 pub use decimal::push_decimal;
-pub use frame::{decode_frame, encode_command, Frame, FrameError};
+pub use frame::{decode_frame, encode_command, encode_command_parts, Frame, FrameError};
 pub use request::{Args, ProtocolError, RequestParser};

@@ -20,6 +20,17 @@ pub fn registry() -> dispatch::Registry {
     r
 }
 
+/// A server with its layers wired together: the command table (kept for
+/// the process's lifetime, as every command is dispatched through it) and
+/// the parts persistence and scripting keep in the server.
+pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registry) {
+    let reg: &'static dispatch::Registry = Box::leak(Box::new(registry()));
+    let now_secs = server::unix_ms() / 1000;
+    let persistence = persistence::new_part(now_secs);
+    let scripting = server::Part::new(scripting::Scripting::new());
+    (server::Server::new(config, reg.len(), persistence, scripting), reg)
+}
+
 /// Start serving with `config` until shutdown.
 pub fn run(mut config: Config) -> std::io::Result<()> {
     allocator::configure(config.other.get("disable-thp").is_none_or(|v| v != "no"));
@@ -29,10 +40,10 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     }
     config.maxclients = maxclients;
     let config_file = config_file_arg();
-    let mut srv = server::Server::new(config, registry());
+    let (mut srv, reg) = new_server(config);
     srv.config_file = config_file;
-    persistence::load_at_start(&mut srv)?;
-    let mut ev = net::EventLoop::bind(srv)?;
+    persistence::load_at_start(&mut srv, reg)?;
+    let mut ev = net::EventLoop::bind(srv, reg)?;
     let ports = ev.local_ports();
     log_at!(Notice, "Server initialized");
     log_at!(Notice, "Ready to accept connections tcp (port {})", ports.first().copied().unwrap_or(0));

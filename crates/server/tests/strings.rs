@@ -213,7 +213,7 @@ fn binary_safe_and_large_values() {
 fn encodings_follow_redis() {
     use volley::dispatch::{execute, Argv};
     use volley::server::{ClientInfo, Server};
-    let mut srv = Server::new(volley::config::Config::default(), volley::registry());
+    let (mut srv, reg) = volley::new_server(volley::config::Config::default());
     let cid = srv.clients.insert(ClientInfo::new(1, -1, String::new(), String::new(), 0, true));
     let run = |srv: &mut Server, args: &[&str]| {
         let mut frame = Vec::new();
@@ -221,7 +221,7 @@ fn encodings_follow_redis() {
         let mut parsed = resp::Args::default();
         resp::RequestParser::new().parse(&frame, &mut parsed, resp::request::Limits::default()).unwrap();
         let mut out = Vec::new();
-        execute(srv, cid, &mut out, &Argv::new(&frame, &parsed), volley::server::unix_ms());
+        execute(srv, reg, cid, &mut out, &Argv::new(&frame, &parsed), volley::server::unix_ms());
         assert!(!out.starts_with(b"-"), "{args:?}: {}", String::from_utf8_lossy(&out));
     };
     let long = "y".repeat(45);

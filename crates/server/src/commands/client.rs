@@ -123,7 +123,7 @@ fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str) -> String {
     let cmd = if slot == ctx.cid {
         current.to_string()
     } else {
-        c.last_cmd.map_or_else(|| "NULL".to_string(), |id| ctx.srv.registry.full_name(id).to_string())
+        c.last_cmd.map_or_else(|| "NULL".to_string(), |id| ctx.reg.full_name(id).to_string())
     };
     client_line(c, ctx.srv.blocking.is_blocked(slot), &cmd, ctx.now)
 }

@@ -10,16 +10,16 @@ use super::server::help_reply;
 
 /// `COMMAND` alone: every top-level command's info.
 pub fn all(ctx: &mut Ctx, _argv: &Argv) {
-    let reg = &ctx.srv.registry;
+    let reg = &ctx.reg;
     let top: Vec<CommandId> = reg.top_level().map(|(id, _)| id).collect();
     ctx.r.array(top.len());
     for id in top {
-        write_info(&mut ctx.r, ctx.srv.registry.full_name(id), ctx.srv.registry.spec(id));
+        write_info(&mut ctx.r, ctx.reg.full_name(id), ctx.reg.spec(id));
     }
 }
 
 pub fn count(ctx: &mut Ctx, _argv: &Argv) {
-    let n = ctx.srv.registry.top_level().count();
+    let n = ctx.reg.top_level().count();
     ctx.r.int(n as i64);
 }
 
@@ -58,8 +58,8 @@ pub fn info(ctx: &mut Ctx, argv: &Argv) {
     }
     ctx.r.array(argv.len() - 2);
     for name in argv.iter_from(2) {
-        match ctx.srv.registry.find(name) {
-            Some(id) => write_info(&mut ctx.r, ctx.srv.registry.full_name(id), ctx.srv.registry.spec(id)),
+        match ctx.reg.find(name) {
+            Some(id) => write_info(&mut ctx.r, ctx.reg.full_name(id), ctx.reg.spec(id)),
             None => ctx.r.null(),
         }
     }
@@ -85,7 +85,7 @@ fn write_docs(r: &mut Reply, full_name: &str, spec: &CommandSpec) {
 }
 
 pub fn docs(ctx: &mut Ctx, argv: &Argv) {
-    let reg = &ctx.srv.registry;
+    let reg = &ctx.reg;
     let ids: Vec<CommandId> = if argv.len() == 2 {
         reg.top_level().map(|(id, _)| id).collect()
     } else {
@@ -93,9 +93,9 @@ pub fn docs(ctx: &mut Ctx, argv: &Argv) {
     };
     ctx.r.map(ids.len());
     for id in ids {
-        let name = ctx.srv.registry.full_name(id);
+        let name = ctx.reg.full_name(id);
         ctx.r.bulk(name.as_bytes());
-        write_docs(&mut ctx.r, name, ctx.srv.registry.spec(id));
+        write_docs(&mut ctx.r, name, ctx.reg.spec(id));
     }
 }
 
@@ -119,7 +119,7 @@ pub fn list(ctx: &mut Ctx, argv: &Argv) {
         }
         _ => return ctx.syntax_error(),
     };
-    let reg = &ctx.srv.registry;
+    let reg = &ctx.reg;
     let names: Vec<&str> = (0..reg.len())
         .map(|id| (reg.full_name(id), reg.spec(id)))
         .filter(|(n, s)| keep(n, s))
@@ -137,7 +137,7 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
 }
 
 pub fn getkeys(ctx: &mut Ctx, argv: &Argv) {
-    let reg = &ctx.srv.registry;
+    let reg = &ctx.reg;
     let Some(mut id) = reg.find(argv.get(2)) else { return ctx.r.error("ERR Invalid command specified") };
     if !reg.spec(id).subcommands.is_empty() && argv.len() > 3 {
         let mut full = format!("{}|", reg.full_name(id)).into_bytes();

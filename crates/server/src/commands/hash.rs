@@ -196,7 +196,7 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &Argv) {
     if ok {
         ctx.r.bulk(&result);
         // Replays as the result, not the increment (float rounding may differ).
-        ctx.propagate_as(&[b"HSET", argv.get(1), argv.get(2), &result]);
+        ctx.replicate_as(&[b"HSET", argv.get(1), argv.get(2), &result]);
     }
 }
 

@@ -4,7 +4,8 @@
 //! subsystems exist.
 use std::fmt::Write;
 
-use crate::dispatch::{Argv, Ctx};
+use crate::dispatch::{Argv, Ctx, Registry};
+use crate::scripting::Scripting;
 use crate::server::Server;
 
 use super::conn::REDIS_VERSION;
@@ -52,12 +53,12 @@ pub fn info(ctx: &mut Ctx, argv: &Argv) {
             other => wanted.extend(SECTIONS.iter().filter(|s| **s == other)),
         }
     }
-    let text = render(ctx.srv, &wanted);
+    let text = render(ctx.srv, ctx.reg, &wanted);
     ctx.r.verbatim(text.as_bytes());
 }
 
 /// The INFO text for the given section names (order and repeats ignored).
-pub fn render(srv: &Server, wanted: &[&str]) -> String {
+pub fn render(srv: &Server, reg: &Registry, wanted: &[&str]) -> String {
     let mut out = String::new();
     for name in SECTIONS.iter().filter(|s| wanted.contains(s)) {
         if !out.is_empty() {
@@ -78,7 +79,7 @@ pub fn render(srv: &Server, wanted: &[&str]) -> String {
             "stats" => stats(srv, &mut s),
             "replication" => replication(srv, &mut s),
             "cpu" => cpu(&mut s),
-            "commandstats" => commandstats(srv, &mut s),
+            "commandstats" => commandstats(srv, reg, &mut s),
             "cluster" => s.field("cluster_enabled", 0),
             "keyspace" => keyspace(srv, &mut s),
             _ => {}
@@ -199,12 +200,13 @@ fn memory(srv: &Server, s: &mut Section) {
     s.field("used_memory_rss_human", human_bytes(rss));
     s.field("used_memory_peak", used);
     s.field("used_memory_peak_human", human_bytes(used));
-    let lua = srv.scripting.lua_memory();
+    let scripting = srv.scripting.get::<Scripting>();
+    let lua = scripting.lua_memory();
     s.field("used_memory_lua", lua);
     s.field("used_memory_vm_eval", lua);
     s.field("used_memory_lua_human", human_bytes(lua as u64));
-    s.field("used_memory_scripts_eval", srv.scripting.scripts_memory());
-    s.field("number_of_cached_scripts", srv.scripting.cached_scripts());
+    s.field("used_memory_scripts_eval", scripting.scripts_memory());
+    s.field("number_of_cached_scripts", scripting.cached_scripts());
     s.field("maxmemory", maxmemory);
     s.field("maxmemory_human", human_bytes(maxmemory));
     s.field("maxmemory_policy", &srv.config.maxmemory_policy);
@@ -218,10 +220,7 @@ fn persistence(srv: &Server, s: &mut Section) {
     s.zeros(&["loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age"]);
     s.field("current_fork_perc", "0.00");
     s.zeros(&["current_save_keys_processed", "current_save_keys_total"]);
-    for (name, value) in crate::persistence::rdb::info_fields(srv, crate::server::unix_ms()) {
-        s.field(name, value);
-    }
-    for (name, value) in crate::persistence::aof::info_fields(srv) {
+    for (name, value) in crate::persistence::info_fields(srv) {
         s.field(name, value);
     }
 }
@@ -297,7 +296,7 @@ fn cpu(s: &mut Section) {
     s.field("used_cpu_user_main_thread", tv(main.ru_utime));
 }
 
-fn commandstats(srv: &Server, s: &mut Section) {
+fn commandstats(srv: &Server, reg: &Registry, s: &mut Section) {
     for (id, st) in srv.stats.commands.iter().enumerate() {
         if st.calls == 0 && st.rejected == 0 && st.failed == 0 {
             continue;
@@ -308,7 +307,7 @@ fn commandstats(srv: &Server, s: &mut Section) {
             "calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
             st.calls, usec, st.rejected, st.failed
         );
-        s.field(&format!("cmdstat_{}", srv.registry.full_name(id)), value);
+        s.field(&format!("cmdstat_{}", reg.full_name(id)), value);
     }
 }
 

@@ -286,12 +286,12 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
     }
     if when <= now {
         db.remove(key);
-        ctx.propagate_as(&[b"DEL", key]);
+        ctx.replicate_as(&[b"DEL", key]);
     } else {
         db.set_expire(key, Some(when));
-        if ctx.propagating() {
+        if ctx.replicating() {
             // Absolute, so the TTL doesn't restart when the file is replayed.
-            ctx.propagate_as(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+            ctx.replicate_as(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
         }
     }
     ctx.dirty(1);
@@ -537,12 +537,12 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     dispose(old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
-    crate::persistence::rdb::after_flushall(ctx.srv);
-    if ctx.propagating() {
+    crate::persistence::after_flushall(ctx.srv);
+    if ctx.replicating() {
         // The save above may leave the change counter where it was: the
         // AOF must still get the flush.
         let args: Vec<&[u8]> = argv.iter_from(0).collect();
-        ctx.propagate_as(&args);
+        ctx.replicate_as(&args);
     }
     ctx.r.ok();
 }

@@ -106,7 +106,7 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Result
     r.bulk(&v);
     ctx.dirty(2);
     // BLMOVE / BRPOPLPUSH replay as their non-blocking form.
-    ctx.propagate_as(&[b"LMOVE", src, dst, end_word(from), end_word(to)]);
+    ctx.replicate_as(&[b"LMOVE", src, dst, end_word(from), end_word(to)]);
     Ok(true)
 }
 
@@ -186,7 +186,7 @@ fn bpop(ctx: &mut Ctx, argv: &Argv, end: End) {
             db.drop_if_empty_list(key, now);
             ctx.dirty(1);
             ctx.modified(key);
-            ctx.propagate_as(&[pop_word(end), key]);
+            ctx.replicate_as(&[pop_word(end), key]);
         }
         Ok(None) => block_or_timeout(ctx, &keys, deadline, TimeoutReply::NullArray, argv),
     }
@@ -247,8 +247,8 @@ fn mpop_ready(ctx: &mut Ctx, m: &Mpop) -> Result<bool, ()> {
     let n = pop_into_reply(ctx, m.keys[i], m.end, m.count);
     ctx.dirty(n as u64);
     ctx.modified(m.keys[i]);
-    if ctx.propagating() {
-        ctx.propagate_as(&[pop_word(m.end), m.keys[i], n.to_string().as_bytes()]);
+    if ctx.replicating() {
+        ctx.replicate_as(&[pop_word(m.end), m.keys[i], n.to_string().as_bytes()]);
     }
     Ok(true)
 }

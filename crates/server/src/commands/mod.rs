@@ -1,6 +1,5 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
-pub mod aof;
 pub mod bitmap;
 pub mod client;
 pub mod command_cmd;
@@ -11,6 +10,7 @@ pub mod info;
 pub mod keys;
 pub mod list;
 mod list_block;
+pub mod persistence;
 pub mod script;
 pub mod server;
 pub mod set;
@@ -38,9 +38,8 @@ pub fn register_all(r: &mut Registry) {
     zsetops::register(r);
     hll::register(r);
     list::register(r);
-    aof::register(r);
+    persistence::register(r);
     script::register(r);
-    crate::persistence::rdb::commands::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

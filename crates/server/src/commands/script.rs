@@ -4,7 +4,7 @@
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::numeric::parse_i64;
-use crate::scripting::{self, KillOutcome, Source};
+use crate::scripting::{self, KillOutcome, Scripting, Source};
 use crate::spec;
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
@@ -68,7 +68,7 @@ fn script_container(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 fn script_load(ctx: &mut Ctx, argv: &Argv) {
-    match ctx.srv.scripting.load(argv.get(2)) {
+    match ctx.srv.scripting.get_mut::<Scripting>().load(argv.get(2)) {
         Ok(sha) => ctx.r.bulk(&sha),
         Err(msg) => ctx.r.error(&msg),
     }
@@ -77,7 +77,7 @@ fn script_load(ctx: &mut Ctx, argv: &Argv) {
 fn script_exists(ctx: &mut Ctx, argv: &Argv) {
     ctx.r.array(argv.len() - 2);
     for sha in argv.iter_from(2) {
-        let found = ctx.srv.scripting.exists(sha);
+        let found = ctx.srv.scripting.get::<Scripting>().exists(sha);
         ctx.r.int(found as i64);
     }
 }
@@ -86,12 +86,12 @@ fn script_flush(ctx: &mut Ctx, argv: &Argv) {
     if argv.len() > 3 || (argv.len() == 3 && !argv.is(2, "sync") && !argv.is(2, "async")) {
         return ctx.r.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
-    ctx.srv.scripting.flush();
+    ctx.srv.scripting.get_mut::<Scripting>().flush();
     ctx.r.ok();
 }
 
 fn script_kill(ctx: &mut Ctx, _argv: &Argv) {
-    match ctx.srv.scripting.kill() {
+    match ctx.srv.scripting.get_mut::<Scripting>().kill() {
         KillOutcome::NotBusy => ctx.r.error("NOTBUSY No scripts in execution right now."),
         KillOutcome::Unkillable => ctx.r.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
         KillOutcome::Killed => ctx.r.ok(),

@@ -128,7 +128,7 @@ fn config_set(ctx: &mut Ctx, argv: &Argv) {
 /// other option is read live from the configuration.
 fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(), String> {
     if ctx.srv.config.appendonly != before.appendonly {
-        crate::persistence::aof::set_enabled(ctx.srv, !before.appendonly)
+        crate::persistence::set_aof_enabled(ctx.srv, !before.appendonly)
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"))?;
     }
     let cfg = &ctx.srv.config;
@@ -138,7 +138,7 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
             .into());
     }
     if cfg.dir != before.dir {
-        crate::persistence::rdb::change_dir(ctx.srv)
+        crate::persistence::change_dir(ctx.srv)
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}"))?;
     }
     let cfg = &ctx.srv.config;
@@ -216,7 +216,7 @@ fn time(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 fn lastsave(ctx: &mut Ctx, _argv: &Argv) {
-    ctx.r.int(ctx.srv.rdb.last_save);
+    ctx.r.int(crate::persistence::last_save(ctx.srv));
 }
 
 fn shutdown(ctx: &mut Ctx, argv: &Argv) {
@@ -274,7 +274,7 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
         return ctx.r.ok();
     }
     if argv.is(1, "reload") && argv.len() == 2 {
-        return match crate::persistence::rdb::debug_reload(ctx.srv) {
+        return match crate::persistence::debug_reload(ctx.srv) {
             Ok(()) => ctx.r.ok(),
             Err(e) => ctx.r.error(&e),
         };

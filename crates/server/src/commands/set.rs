@@ -140,7 +140,7 @@ fn spop(ctx: &mut Ctx, argv: &Argv) {
     ctx.r.bulk(&m);
     ctx.dirty(1);
     // The member was chosen at random: replay removes that very one.
-    ctx.propagate_as(&[b"SREM", key, &m]);
+    ctx.replicate_as(&[b"SREM", key, &m]);
 }
 
 fn spop_count(ctx: &mut Ctx, argv: &Argv) {
@@ -169,12 +169,12 @@ fn spop_count(ctx: &mut Ctx, argv: &Argv) {
     reply_members(ctx, &popped, true);
     ctx.dirty(1);
     if whole {
-        ctx.propagate_as(&[b"DEL", key]);
-    } else if ctx.propagating() {
+        ctx.replicate_as(&[b"DEL", key]);
+    } else if ctx.replicating() {
         // The members were chosen at random: replay removes those very ones.
         let mut args: Vec<&[u8]> = vec![b"SREM", key];
         args.extend(popped.iter().map(|m| m.as_slice()));
-        ctx.propagate_as(&args);
+        ctx.replicate_as(&args);
     }
 }
 

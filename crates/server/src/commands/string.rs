@@ -234,9 +234,9 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: &StrOpts, ho
     }
     ctx.dbm().set(key, Value::Str(Str::from_bytes(val)), at, o.keepttl, now);
     ctx.dirty(1);
-    if let (Some(at), true) = (at, ctx.propagating()) {
+    if let (Some(at), true) = (at, ctx.replicating()) {
         // A relative expiry would restart at replay: make it absolute.
-        ctx.propagate_as(&[b"SET", key, val, b"PXAT", at.to_string().as_bytes()]);
+        ctx.replicate_as(&[b"SET", key, val, b"PXAT", at.to_string().as_bytes()]);
     }
     if !o.get {
         match how {
@@ -329,9 +329,9 @@ fn getex(ctx: &mut Ctx, argv: &Argv) {
     if changed {
         ctx.dirty(1);
         match at {
-            _ if deleted => ctx.propagate_as(&[b"DEL", key]),
-            Some((_, t)) if ctx.propagating() => ctx.propagate_as(&[b"PEXPIREAT", key, t.to_string().as_bytes()]),
-            _ => ctx.propagate_as(&[b"PERSIST", key]),
+            _ if deleted => ctx.replicate_as(&[b"DEL", key]),
+            Some((_, t)) if ctx.replicating() => ctx.replicate_as(&[b"PEXPIREAT", key, t.to_string().as_bytes()]),
+            _ => ctx.replicate_as(&[b"PERSIST", key]),
         }
     }
 }
@@ -451,11 +451,11 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &Argv) {
     };
     r.bulk(&sum);
     // Replays as the result, not the increment (float rounding may differ).
-    let prop = ctx.srv.aof.on.then(|| sum.clone());
+    let prop = ctx.replicating().then(|| sum.clone());
     ctx.dbm().set(key, Value::Str(plain_str(sum)), None, true, now);
     ctx.dirty(1);
     if let Some(sum) = prop {
-        ctx.propagate_as(&[b"SET", key, &sum, b"KEEPTTL"]);
+        ctx.replicate_as(&[b"SET", key, &sum, b"KEEPTTL"]);
     }
 }
 

@@ -54,13 +54,13 @@ fn exec(ctx: &mut Ctx, _argv: &Argv) {
     let may_block = std::mem::replace(&mut ctx.may_block, false);
     // The queued writes replay as one MULTI/EXEC in the AOF; EXEC itself
     // is not written.
-    ctx.srv.aof.begin_atomic();
+    ctx.srv.changes.begin_atomic();
     for (id, args) in &tx.queued {
-        let spec = ctx.srv.registry.spec(*id);
+        let spec = ctx.reg.spec(*id);
         call(ctx, *id, spec, &Argv::new(&[], args));
     }
-    ctx.srv.aof.end_atomic();
-    ctx.propagate_nothing();
+    ctx.srv.changes.end_atomic();
+    ctx.replicate_nothing();
     ctx.may_block = may_block;
 }
 
@@ -82,9 +82,7 @@ fn watch(ctx: &mut Ctx, argv: &Argv) {
             ctx.client().watched.push((db, key.to_vec()));
         }
     }
-    for db in &mut ctx.srv.keyspace.dbs {
-        db.track_expired = true;
-    }
+    ctx.srv.update_expired_tracking();
     ctx.r.ok();
 }
 

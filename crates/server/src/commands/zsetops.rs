@@ -299,11 +299,11 @@ fn pop_items(ctx: &mut Ctx, key: &[u8], count: usize, max: bool) -> Vec<(f64, Ve
     }
     drop_if_empty(ctx, key);
     ctx.dirty(take as u64);
-    if ctx.propagating() {
+    if ctx.replicating() {
         // One form for ZPOPMIN/ZMPOP/BZPOPMIN/BZMPOP: blocking pops replay
         // as their non-blocking form.
         let cmd: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
-        ctx.propagate_as(&[cmd, key, take.to_string().as_bytes()]);
+        ctx.replicate_as(&[cmd, key, take.to_string().as_bytes()]);
     }
     items
 }

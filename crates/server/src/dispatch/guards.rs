@@ -27,17 +27,17 @@ fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), S
 /// MISCONF until a write succeeds again; reads keep working.
 #[inline]
 fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
-    if ctx.srv.aof.write_error.is_none() || (spec.flags & flags::WRITE == 0 && spec.name != "ping") {
-        return Ok(());
+    match &ctx.srv.denials.aof_misconf {
+        Some(reply) if spec.flags & flags::WRITE != 0 || spec.name == "ping" => Err(reply.clone()),
+        _ => Ok(()),
     }
-    crate::persistence::aof::misconf(ctx.srv).map_or(Ok(()), Err)
 }
 
 /// While a script runs past `busy-reply-threshold`, only allow-busy commands
 /// run (and SHUTDOWN only with NOSAVE); everything else gets -BUSY.
 #[inline]
 fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
-    if !ctx.srv.scripting.busy {
+    if !ctx.srv.script_busy {
         return Ok(());
     }
     let nosave = (1..argv.len()).any(|i| argv.is(i, "nosave"));
@@ -58,16 +58,16 @@ const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it
 /// reads keep working.
 #[inline]
 fn refuse_writes_after_failed_save(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
-    if !crate::persistence::rdb::writes_denied(ctx.srv) {
+    let srv = &*ctx.srv;
+    if !srv.denials.bgsave_failed || !srv.config.stop_writes_on_bgsave_error || srv.config.save.is_empty() {
         return Ok(());
     }
-    let srv = &*ctx.srv;
     let queued_write = spec.name == "exec"
         && srv
             .clients
             .get(ctx.cid)
             .and_then(|c| c.tx.as_ref())
-            .is_some_and(|tx| tx.queued.iter().any(|(id, _)| srv.registry.spec(*id).flags & flags::WRITE != 0));
+            .is_some_and(|tx| tx.queued.iter().any(|(id, _)| ctx.reg.spec(*id).flags & flags::WRITE != 0));
     if spec.flags & flags::WRITE != 0 || spec.name == "ping" || queued_write {
         return Err(MISCONF.to_string());
     }

@@ -11,6 +11,7 @@ pub use reply::Reply;
 
 use crate::engine::Db;
 use crate::server::blocking::{Blocked, TimeoutReply};
+use crate::server::changes;
 use crate::server::{ClientInfo, Server};
 
 /// Command flags, named after Redis's.
@@ -78,7 +79,7 @@ impl<'a> Argv<'a> {
         self.args.get(self.frame, i)
     }
     /// Arguments `from..` as slices.
-    pub fn iter_from(&self, from: usize) -> impl Iterator<Item = &'a [u8]> + '_ {
+    pub fn iter_from(&self, from: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
         (from..self.len()).map(move |i| self.get(i))
     }
     /// True if argument `i` equals `word`, ignoring ASCII case.
@@ -90,6 +91,8 @@ impl<'a> Argv<'a> {
 /// Everything a handler may touch while running one command.
 pub struct Ctx<'a> {
     pub srv: &'a mut Server,
+    /// The command table (fixed once the server starts).
+    pub reg: &'static Registry,
     pub r: Reply<'a>,
     /// Slot of the calling client in `srv.clients`.
     pub cid: usize,
@@ -153,10 +156,8 @@ impl<'a> Ctx<'a> {
     }
     /// [`Ctx::modified`] for a key of database `db` (COPY ... DB n, MOVE).
     pub fn modified_in(&mut self, db: usize, key: &[u8]) {
-        self.srv.modified_said = true;
-        if self.srv.blocking.any_waiters() || !self.srv.watches.is_empty() {
-            self.srv.modified_keys.push((db, key.to_vec()));
-        }
+        let wanted = self.srv.wants_keys();
+        self.srv.changes.modified(db, key, wanted);
     }
 
     pub fn syntax_error(&mut self) {
@@ -166,39 +167,32 @@ impl<'a> Ctx<'a> {
         self.r.error("ERR value is not an integer or out of range");
     }
 
-    /// Whether changes go to the AOF: handlers skip building translations
-    /// (the `propagate_*` calls below) when not.
+    /// Whether the command's effects are replayed anywhere (AOF, replicas):
+    /// handlers skip building translations (the calls below) when not.
     #[inline]
-    pub fn propagating(&self) -> bool {
-        self.srv.aof.on
+    pub fn replicating(&self) -> bool {
+        self.srv.changes.replaying()
     }
-    /// Write `args` to the AOF instead of this command's argv (relative
+    /// The command's effect replays as `args` instead of its argv (relative
     /// times made absolute, random choices made explicit...).
-    pub fn propagate_as(&mut self, args: &[&[u8]]) {
-        if self.srv.aof.on {
-            let cmds = vec![crate::persistence::aof::propagate::owned(args)];
-            self.srv.aof.pending = Some(crate::persistence::aof::Pending::replace_with(cmds));
-        }
+    pub fn replicate_as(&mut self, args: &[&[u8]]) {
+        self.srv.changes.replicate_as(args);
     }
-    /// Write `args` to the AOF after what this command propagates (several
-    /// commands are wrapped in MULTI/EXEC).
-    pub fn also_propagate(&mut self, args: &[&[u8]]) {
-        if self.srv.aof.on {
-            let p = self.srv.aof.pending.get_or_insert_with(Default::default);
-            p.cmds.push(crate::persistence::aof::propagate::owned(args));
-        }
+    /// The command's effect also replays as `args`, after what it replays
+    /// itself (several commands replay as one MULTI/EXEC).
+    pub fn also_replicate(&mut self, args: &[&[u8]]) {
+        self.srv.changes.also_replicate(args);
     }
-    /// Write nothing to the AOF for this command, even though it changed
-    /// the dataset (its effects were propagated some other way).
-    pub fn propagate_nothing(&mut self) {
-        if self.srv.aof.on {
-            self.srv.aof.pending = Some(crate::persistence::aof::Pending::replace_with(Vec::new()));
-        }
+    /// Nothing replays for this command, although it changed the dataset
+    /// (its effects were replayed some other way).
+    pub fn replicate_nothing(&mut self) {
+        self.srv.changes.replicate_nothing();
     }
 }
 
-/// Run one command line for client `cid`, appending its reply to `out`.
-pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now: i64) {
+/// Run one command line for client `cid`, appending its reply to `out`,
+/// then hand what it changed to the change stream's consumers.
+pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut Vec<u8>, argv: &Argv, now: i64) {
     use crate::server::ReplyMode;
     let Some(client) = srv.clients.get_mut(cid) else {
         return;
@@ -209,14 +203,15 @@ pub fn execute(srv: &mut Server, cid: usize, out: &mut Vec<u8>, argv: &Argv, now
         client.reply_mode = ReplyMode::Skipping;
     }
     let reply_start = out.len();
-    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now, may_block: true };
-    match ctx.srv.registry.lookup(argv) {
+    let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: true };
+    match reg.lookup(argv) {
         registry::Lookup::Rejected(msg) => {
             ctx.r.error_bytes(&msg);
             abort_transaction(&mut ctx);
         }
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
+    crate::server::changes::publish(ctx.srv);
     let errors = ctx.r.errors as u64;
     ctx.srv.stats.error_replies += errors;
     ctx.srv.stats.commands_processed += u64::from(!blocked_now(&ctx));
@@ -308,34 +303,24 @@ fn written_keys(spec: &CommandSpec, argv: &Argv) -> Vec<usize> {
     }
 }
 
-/// Run a resolved command (no guards): the handler, its statistics, and the
-/// notifications a change to the dataset owes blocked clients and WATCHers.
+/// Run a resolved command (no guards): the handler, its statistics, and
+/// its record in the change stream (`server::changes`), which `execute`
+/// hands on once the outermost command is done.
 pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
     let errors_before = ctx.r.errors;
     let dirty_before = ctx.srv.dirty;
-    let (db, aof_on) = (ctx.db, ctx.srv.aof.on);
-    let outer_propagation = if aof_on { ctx.srv.aof.pending.take() } else { None };
+    let db = ctx.db;
+    let outer = ctx.srv.changes.begin_command();
     let started = ctx.srv.call_clock.begin();
     (spec.handler)(ctx, argv);
     let spent = ctx.srv.call_clock.end(started);
-    if aof_on || ctx.srv.aof.on {
-        // Lazily expired keys are deleted in the file before the command.
-        ctx.srv.touch_expired_watched();
-        let moved = ctx.srv.dirty != dirty_before;
-        crate::persistence::aof::propagate::after_call(ctx.srv, db, argv, moved, outer_propagation);
-    }
-    if std::mem::take(&mut ctx.srv.modified_said) {
-        for (db, key) in std::mem::take(&mut ctx.srv.modified_keys) {
-            ctx.srv.blocking.signal(db, &key);
-            ctx.srv.touch_watched(db, &key);
-        }
-    } else if ctx.srv.dirty != dirty_before && (ctx.srv.blocking.any_waiters() || !ctx.srv.watches.is_empty()) {
+    let moved = ctx.srv.dirty != dirty_before;
+    let said = changes::end_command(ctx.srv, db, argv.iter_from(0), moved, outer);
+    if !said && moved && ctx.srv.wants_keys() {
         for pos in written_keys(spec, argv) {
-            ctx.srv.blocking.signal(ctx.db, argv.get(pos));
-            ctx.srv.touch_watched(ctx.db, argv.get(pos));
+            ctx.srv.changes.touch(ctx.db, argv.get(pos));
         }
     }
-    ctx.srv.touch_expired_watched();
     if blocked_now(ctx) {
         // Counted once, by the run that serves it (as Redis does).
         return;

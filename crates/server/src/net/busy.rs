@@ -21,6 +21,7 @@ use mio::net::TcpListener;
 use mio::{Events, Poll};
 
 use super::{accept_from, Close, Conn, EventLoop, LISTENER_BASE};
+use crate::dispatch::Registry;
 use crate::server::{unix_ms, Server, Slab};
 
 /// The parts of the event loop the busy poller drives.
@@ -32,6 +33,7 @@ pub(super) struct BusyPoller {
     to_flush: *mut Vec<usize>,
     to_close: *mut Vec<(usize, Close)>,
     scratch: *mut Vec<u8>,
+    reg: &'static Registry,
     events: Events,
 }
 
@@ -48,12 +50,13 @@ impl BusyPoller {
             to_flush: addr_of_mut!(ev.to_flush),
             to_close: addr_of_mut!(ev.to_close),
             scratch: addr_of_mut!(ev.scratch),
+            reg: ev.reg,
             events: Events::with_capacity(256),
         }
     }
 }
 
-impl crate::scripting::BusyHook for BusyPoller {
+impl crate::server::BusyHook for BusyPoller {
     fn serve(&mut self, srv: &mut Server) {
         // SAFETY: see `new`; the loop is parked in the script, so these
         // fields have no other users right now.
@@ -97,7 +100,7 @@ impl BusyPoller {
             Ok(n) => srv.stats.net_input_bytes += n as u64,
             Err(e) => return to_close.push((slot, Close::Gone(e.to_string()))),
         }
-        if let Err(close) = conn.process(srv, slot, now) {
+        if let Err(close) = conn.process(srv, self.reg, slot, now) {
             return to_close.push((slot, close));
         }
         match conn.flush(srv) {

@@ -16,7 +16,7 @@ use resp::{Args, RequestParser};
 
 use super::lookahead::Lookahead;
 use super::spill::Spill;
-use crate::dispatch::{self, Argv};
+use crate::dispatch::{self, Argv, Registry};
 use crate::engine::db;
 use crate::server::Server;
 
@@ -157,9 +157,9 @@ impl Conn {
 
     /// Stage one of prefetching the keys of the next commands to run (see
     /// `lookahead`); true if there is a stage two for [`Conn::prefetch_finish`].
-    pub fn prefetch_stage(&mut self, srv: &Server, cid: usize) -> bool {
+    pub fn prefetch_stage(&mut self, srv: &Server, reg: &Registry, cid: usize) -> bool {
         let Some(client) = srv.clients.get(cid) else { return false };
-        self.lookahead.stage(&self.input[self.in_start..self.in_end], srv, &srv.keyspace.dbs[client.db], 1)
+        self.lookahead.stage(&self.input[self.in_start..self.in_end], reg, &srv.keyspace.dbs[client.db], 1)
     }
 
     /// Stage two of what [`Conn::prefetch_stage`] started.
@@ -232,7 +232,7 @@ impl Conn {
     /// threshold is reached, the client blocks, or it must be closed.
     /// Returns true when it stopped early because a command made keys ready
     /// for blocked clients: the loop serves them, then calls again.
-    pub fn process(&mut self, srv: &mut Server, cid: usize, now: i64) -> Result<bool, Close> {
+    pub fn process(&mut self, srv: &mut Server, reg: &'static Registry, cid: usize, now: i64) -> Result<bool, Close> {
         let pause_at = srv.config.pipeline_output_pause as usize;
         let mut executed = 0;
         self.backlog = false;
@@ -255,13 +255,13 @@ impl Conn {
             }
             let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
             let frame = &self.input[self.in_start..self.in_end];
-            let known = self.lookahead.before_frame(frame, srv, &srv.keyspace.dbs[client.db]);
+            let known = self.lookahead.before_frame(frame, reg, &srv.keyspace.dbs[client.db]);
             match self.parser.parse(frame, &mut self.args, limits) {
                 Ok(Parsed::Frame(n)) => {
                     if !self.args.is_empty() {
                         let argv = Argv::new(frame, &self.args);
                         srv.call_clock.chain();
-                        db::with_known_hash(known, || dispatch::execute(srv, cid, &mut self.out, &argv, now));
+                        db::with_known_hash(known, || dispatch::execute(srv, reg, cid, &mut self.out, &argv, now));
                     }
                     self.in_start += n;
                     executed += n;
@@ -343,7 +343,7 @@ impl Conn {
     /// Write pending replies. Ok(true) when everything was written.
     pub fn flush(&mut self, srv: &mut Server) -> io::Result<bool> {
         // No reply leaves before the writes it acknowledges are durable.
-        crate::persistence::aof::before_reply(srv);
+        crate::persistence::before_reply(srv);
         if !self.write_out(srv, self.out.len())? {
             return Ok(false);
         }

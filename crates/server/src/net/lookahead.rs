@@ -17,9 +17,9 @@
 //! A known hash names the key by its address in the input buffer, so the
 //! connection must [`Lookahead::forget`] the window whenever it moves or
 //! replaces bytes of that buffer.
+use crate::dispatch::Registry;
 use crate::engine::db::KnownHash;
 use crate::engine::Db;
-use crate::server::Server;
 use resp::request::{peek_frame, Peeked};
 
 /// Frames looked at per window: roughly how many outstanding cache misses
@@ -55,9 +55,9 @@ impl Lookahead {
     /// the keys of up to [`WINDOW`] complete frames of `pending` (the
     /// unconsumed input, starting at a frame boundary) and starts loading
     /// their buckets. Returns whether there is a stage two to do.
-    pub fn stage(&mut self, pending: &[u8], srv: &Server, db: &Db, min_frames: usize) -> bool {
+    pub fn stage(&mut self, pending: &[u8], reg: &Registry, db: &Db, min_frames: usize) -> bool {
         if self.left == 0 {
-            self.left = self.scan(pending, srv, db, min_frames);
+            self.left = self.scan(pending, reg, db, min_frames);
         }
         self.staged
     }
@@ -83,8 +83,8 @@ impl Lookahead {
     /// window staged earlier, or prefetches a new one at once when the last
     /// is used up (a lone frame is not worth it: nothing to overlap with).
     /// Returns the frame's first key with its hash, if that was computed.
-    pub fn before_frame(&mut self, pending: &[u8], srv: &Server, db: &Db) -> Option<KnownHash> {
-        if self.stage(pending, srv, db, 2) {
+    pub fn before_frame(&mut self, pending: &[u8], reg: &Registry, db: &Db) -> Option<KnownHash> {
+        if self.stage(pending, reg, db, 2) {
             self.finish(pending, db);
         }
         self.left = self.left.saturating_sub(1);
@@ -105,7 +105,7 @@ impl Lookahead {
     /// window covers. While the keyspace fits the caches, only set and hash
     /// commands (whose members may not) are worth the look: a first frame
     /// of another kind makes the whole window count as covered.
-    fn scan(&mut self, pending: &[u8], srv: &Server, db: &Db, min_frames: usize) -> usize {
+    fn scan(&mut self, pending: &[u8], reg: &Registry, db: &Db, min_frames: usize) -> usize {
         let mut keys = [(0, 0); WINDOW];
         let mut frame_of_key = [0; WINDOW];
         let (mut frames, mut nkeys, mut from) = (0, 0, 0);
@@ -118,7 +118,7 @@ impl Lookahead {
                 break;
             };
             let shift = |(s, e): Range| (from + s, from + e);
-            let collection = has_member(srv, &pending[from..], &p);
+            let collection = has_member(reg, &pending[from..], &p);
             if !keyspace && !collection && frames == 0 {
                 return WINDOW;
             }
@@ -151,7 +151,7 @@ impl Lookahead {
 
 /// True for set and hash commands: their argument after the key is a
 /// member or field (SADD, SISMEMBER, HSET, HGET, HINCRBY ...).
-fn has_member(srv: &Server, frame: &[u8], p: &Peeked) -> bool {
+fn has_member(reg: &Registry, frame: &[u8], p: &Peeked) -> bool {
     let Some((s, e)) = p.arg(0) else { return false };
-    srv.registry.find(&frame[s..e]).is_some_and(|id| matches!(srv.registry.spec(id).group, "set" | "hash"))
+    reg.find(&frame[s..e]).is_some_and(|id| matches!(reg.spec(id).group, "set" | "hash"))
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
+use crate::dispatch::Registry;
 use crate::server::{unix_ms, ClientInfo, Server, Slab};
 pub use conn::{Close, Conn};
 
@@ -32,6 +33,8 @@ pub struct EventLoop {
     /// (see `execute`), and moving a pointer beats copying the whole struct.
     conns: Slab<Box<Conn>>,
     pub srv: Server,
+    /// The command table every command is dispatched through.
+    reg: &'static Registry,
     /// Connections with replies to write at the end of this turn.
     to_flush: Vec<usize>,
     /// Connections to revisit without waiting for an event (read cap hit, or
@@ -51,10 +54,10 @@ pub struct EventLoop {
 impl EventLoop {
     /// Bind every `bind` address on `port`. Addresses prefixed with `-` are
     /// optional, as in redis.conf (skipped if unavailable, e.g. no IPv6).
-    pub fn bind(mut srv: Server) -> io::Result<EventLoop> {
+    pub fn bind(mut srv: Server, reg: &'static Registry) -> io::Result<EventLoop> {
         let poll = Poll::new()?;
         let waker = mio::Waker::new(poll.registry(), Token(WAKER))?;
-        crate::persistence::aof::set_waker(&mut srv, std::sync::Arc::new(waker));
+        crate::persistence::set_waker(&mut srv, std::sync::Arc::new(waker));
         let mut listeners = Vec::new();
         for spec in &srv.config.bind {
             let (optional, host) = match spec.strip_prefix('-') {
@@ -90,6 +93,7 @@ impl EventLoop {
             listeners,
             conns: Slab::default(),
             srv,
+            reg,
             to_flush: Vec::new(),
             again: Vec::new(),
             to_close: Vec::new(),
@@ -271,7 +275,7 @@ impl EventLoop {
         for i in 0..ready.len() + 2 {
             if let Some(&t) = ready.get(i) {
                 if let Some(conn) = self.conns.get_mut(t) {
-                    staged[i % 2] = conn.prefetch_stage(&self.srv, t);
+                    staged[i % 2] = conn.prefetch_stage(&self.srv, self.reg, t);
                 }
             }
             if let Some(&t) = i.checked_sub(1).and_then(|p| ready.get(p)) {
@@ -333,7 +337,7 @@ impl EventLoop {
             // Out of the slab while it runs commands: a busy script's poller
             // may accept connections (growing the slab) meanwhile.
             let Some(mut conn) = self.conns.take_out(slot) else { return };
-            let processed = conn.process(&mut self.srv, slot, now);
+            let processed = conn.process(&mut self.srv, self.reg, slot, now);
             self.conns.put_back(slot, conn);
             match processed {
                 Err(close) => {
@@ -395,9 +399,9 @@ impl EventLoop {
         let Some(argv) = self.srv.blocking.take_argv(cid) else { return };
         let Some(conn) = self.conns.get_mut(cid) else { return };
         self.srv.blocking.rerun = Some((cid, false));
-        let reordered = ready_key_first(&self.srv.registry, &argv, ready);
+        let reordered = ready_key_first(self.reg, &argv, ready);
         let run = crate::dispatch::Argv::new(&[], reordered.as_ref().unwrap_or(&argv));
-        crate::dispatch::execute(&mut self.srv, cid, &mut conn.out, &run, now);
+        crate::dispatch::execute(&mut self.srv, self.reg, cid, &mut conn.out, &run, now);
         let blocked_again = matches!(self.srv.blocking.rerun.take(), Some((_, true)));
         if blocked_again {
             self.srv.blocking.restore_argv(cid, argv);
@@ -423,14 +427,14 @@ impl EventLoop {
     /// Before sleep: one write per connection with replies, after the
     /// turn's AOF writes are written (and with `always` fsynced, once).
     fn flush_all(&mut self) {
-        if crate::persistence::aof::async_commit(&self.srv) {
+        if crate::persistence::async_commit(&self.srv) {
             return self.flush_after_commit();
         }
-        crate::persistence::aof::before_sleep(&mut self.srv);
+        crate::persistence::before_sleep(&mut self.srv);
         if !self.held.is_empty() {
             // `always` was just switched off (or AOF turned off): once the
             // last commit is on disk, the replies it held may go.
-            crate::persistence::aof::wait_commits(&self.srv);
+            crate::persistence::wait_commits(&self.srv);
             for (slot, _) in std::mem::take(&mut self.held) {
                 self.flush_slot(slot, None);
             }
@@ -454,7 +458,7 @@ impl EventLoop {
     /// on disk; meanwhile the loop keeps executing, and what it feeds goes
     /// to the next commit, started as soon as the previous one is done.
     fn flush_after_commit(&mut self) {
-        use crate::persistence::aof;
+        use crate::persistence as aof;
         if !self.held.is_empty() && aof::committed_epoch(&self.srv) >= self.held_epoch {
             for (slot, end) in std::mem::take(&mut self.held) {
                 self.flush_slot(slot, Some(end));

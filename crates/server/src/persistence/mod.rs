@@ -1,23 +1,67 @@
-//! Persistence: RDB snapshots (`rdb`), the append-only file (`aof`), and the
-//! forked child that writes either in the background (`child`). This module
-//! is the seam the rest of the server calls: load at start, periodic work,
-//! and the final save at shutdown.
+//! Persistence: RDB snapshots (`rdb`) and the append-only file (`aof`),
+//! written in the background by the server's forked child (`server::child`).
+//! This module is the seam the rest of the server calls: load at start,
+//! periodic work, the final save at shutdown, what the commands and INFO
+//! need. Nothing outside reaches into `aof::` or `rdb::` (tests/layering.rs).
 pub mod aof;
-pub mod child;
 pub mod rdb;
+
+pub use aof::{async_commit, before_reply, before_sleep, commit_in_flight, committed_epoch, defer_group_commit};
+pub use aof::{set_enabled as set_aof_enabled, set_waker, start_commit, wait_commits};
+pub use rdb::{after_flushall, change_dir, debug_reload};
 
 use std::io;
 
-use crate::server::Server;
-use child::ChildKind;
+use crate::server::child::ChildKind;
+use crate::server::{Part, Server};
+use aof::Aof;
+use rdb::RdbState;
+
+/// What persistence keeps in the server (as its opaque `persistence` part).
+pub struct Persistence {
+    pub aof: Aof,
+    pub rdb: RdbState,
+}
+
+/// The server part persistence owns, for `Server::new`.
+pub fn new_part(now_secs: i64) -> Part {
+    Part::new(Persistence { aof: Aof::default(), rdb: RdbState::new(now_secs) })
+}
+
+#[inline]
+pub(crate) fn aof_mut(p: &mut Part) -> &mut Aof {
+    &mut p.get_mut::<Persistence>().aof
+}
+
+#[inline]
+pub(crate) fn aof_ref(p: &Part) -> &Aof {
+    &p.get::<Persistence>().aof
+}
+
+#[inline]
+pub(crate) fn rdb_mut(p: &mut Part) -> &mut RdbState {
+    &mut p.get_mut::<Persistence>().rdb
+}
+
+#[inline]
+pub(crate) fn rdb_ref(p: &Part) -> &RdbState {
+    &p.get::<Persistence>().rdb
+}
+
+/// Whether changes are being appended to the AOF (its change-stream
+/// consumer is installed).
+#[inline]
+pub(crate) fn feeding(srv: &Server) -> bool {
+    srv.changes.consumers.aof.is_some()
+}
 
 /// Load the dataset at start: the append-only file when `appendonly yes`
 /// (it is the more complete record), else the RDB snapshot, as Redis does.
-pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
+pub fn load_at_start(srv: &mut Server, reg: &'static crate::dispatch::Registry) -> io::Result<()> {
     // Redis works inside `dir`: both formats' files live there.
     rdb::enter_dir(srv)?;
     if srv.config.appendonly {
-        aof::load_at_start(srv)
+        aof::load_at_start(srv, reg)
     } else {
         rdb::load_at_start(srv)
     }
@@ -47,4 +91,78 @@ pub fn on_shutdown(srv: &mut Server, save: crate::server::Shutdown) -> io::Resul
     }
     aof::on_shutdown(srv)?;
     rdb::on_shutdown(srv, save)
+}
+
+/// How a request to save or rewrite in the background went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Started {
+    /// Started (or, for SAVE, done).
+    Now,
+    /// Will start once the running child is done.
+    Scheduled,
+    /// The same kind of child is running already.
+    AlreadyRunning,
+    /// Another kind of child runs and scheduling was not asked for.
+    OtherChild,
+    Failed,
+}
+
+/// SAVE: write the snapshot in the foreground.
+pub fn save(srv: &mut Server) -> Started {
+    if srv.children.running() == Some(ChildKind::Rdb) {
+        return Started::AlreadyRunning;
+    }
+    rdb_mut(&mut srv.persistence).saves += 1;
+    match rdb::save_sync(srv) {
+        Ok(()) => Started::Now,
+        Err(_) => Started::Failed,
+    }
+}
+
+/// BGSAVE: fork the child that writes the snapshot, or schedule it when
+/// another child runs and `schedule` says so (always `in_exec`: a
+/// transaction never forks midway).
+pub fn bgsave(srv: &mut Server, schedule: bool, in_exec: bool) -> Started {
+    let running = srv.children.running();
+    if running == Some(ChildKind::Rdb) {
+        return Started::AlreadyRunning;
+    }
+    if running.is_some() || in_exec {
+        if !schedule {
+            return Started::OtherChild;
+        }
+        rdb_mut(&mut srv.persistence).scheduled = true;
+        return Started::Scheduled;
+    }
+    match rdb::bgsave(srv) {
+        Ok(_) => Started::Now,
+        Err(_) => Started::Failed,
+    }
+}
+
+/// BGREWRITEAOF: fork the rewrite child, or schedule it behind another child.
+pub fn bgrewriteaof(srv: &mut Server) -> Started {
+    match srv.children.running() {
+        Some(ChildKind::AofRewrite) => Started::AlreadyRunning,
+        Some(_) => {
+            aof_mut(&mut srv.persistence).rewrite_scheduled = true;
+            Started::Scheduled
+        }
+        None => match aof::start_rewrite(srv) {
+            Ok(()) => Started::Now,
+            Err(_) => Started::Failed,
+        },
+    }
+}
+
+/// Unix seconds of the last successful save (LASTSAVE).
+pub fn last_save(srv: &Server) -> i64 {
+    rdb_ref(&srv.persistence).last_save
+}
+
+/// The `rdb_*` and `aof_*` fields of INFO persistence, in Redis's order.
+pub fn info_fields(srv: &Server) -> Vec<(&'static str, String)> {
+    let mut fields = rdb::info_fields(srv, crate::server::unix_ms());
+    fields.extend(aof::info_fields(srv));
+    fields
 }

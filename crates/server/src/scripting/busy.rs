@@ -1,7 +1,7 @@
 //! Long-running scripts. Every few thousand Lua instructions the hook checks
 //! the run: once it has lasted `busy-reply-threshold` ms the server is
 //! "busy" and the hook lets the network layer serve other clients through a
-//! [`BusyHook`] (about every 10 ms): they get -BUSY for everything except
+//! `server::BusyHook` (about every 10 ms): they get -BUSY for everything except
 //! allow-busy commands (the dispatch guard), SCRIPT KILL sets the run's kill
 //! flag, SHUTDOWN NOSAVE sets the server's shutdown flag. The hook then stops
 //! the script by raising an error, and keeps raising it so the script cannot
@@ -10,24 +10,17 @@ use std::time::{Duration, Instant};
 
 use mlua::VmState;
 
-use super::Shared;
-use crate::server::Server;
+use super::{Scripting, Shared};
 
 /// How often other clients are served while a script is busy.
 const POLL_EVERY: Duration = Duration::from_millis(10);
-
-/// Installed by the network layer: serve other connections once, without
-/// blocking, while a script holds the server.
-pub trait BusyHook {
-    fn serve(&mut self, srv: &mut Server);
-}
 
 /// The instruction hook of every Lua state.
 pub(super) fn on_hook(shared: &Shared) -> mlua::Result<VmState> {
     // SAFETY: the hook runs inside a script run, see `Shared::server`.
     let Some(srv) = (unsafe { shared.server() }) else { return Ok(VmState::Continue) };
     let threshold = srv.config.busy_reply_threshold as u128;
-    let Some(run) = srv.scripting.running.as_mut() else { return Ok(VmState::Continue) };
+    let Some(run) = srv.scripting.get_mut::<Scripting>().running.as_mut() else { return Ok(VmState::Continue) };
     if run.kill {
         return Err(mlua::Error::runtime("Script killed by user with SCRIPT KILL..."));
     }
@@ -36,8 +29,8 @@ pub(super) fn on_hook(shared: &Shared) -> mlua::Result<VmState> {
         return Ok(VmState::Continue);
     }
     run.last_poll = Some(Instant::now());
-    if !srv.scripting.busy {
-        srv.scripting.busy = true;
+    if !srv.script_busy {
+        srv.script_busy = true;
         crate::log_at!(
             Warning,
             "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command."
@@ -50,7 +43,7 @@ pub(super) fn on_hook(shared: &Shared) -> mlua::Result<VmState> {
     if srv.shutdown.is_some() {
         return Err(mlua::Error::runtime("Script aborted: the server is shutting down"));
     }
-    if srv.scripting.running.as_ref().is_some_and(|r| r.kill) {
+    if srv.scripting.get::<Scripting>().running.as_ref().is_some_and(|r| r.kill) {
         return Err(mlua::Error::runtime("Script killed by user with SCRIPT KILL..."));
     }
     Ok(VmState::Continue)

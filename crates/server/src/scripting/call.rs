@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Value};
 
-use super::Shared;
+use super::{Scripting, Shared};
 use crate::dispatch::{self, flags, registry::Lookup, Argv, Ctx, Reply};
 use crate::server::Server;
 
@@ -18,8 +18,11 @@ pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Func
     lua.create_function(move |lua, args: MultiValue| {
         // SAFETY: called from a script, see `Shared::server`.
         let Some(srv) = (unsafe { shared.server() }) else { return Ok((Value::Nil, Value::Nil)) };
+        let Some(reg) = srv.scripting.get::<Scripting>().running.as_ref().map(|r| r.reg) else {
+            return Ok((Value::Nil, Value::Nil));
+        };
         let found = match build_args(&args) {
-            Ok(a) if !a.is_empty() => matches!(srv.registry.lookup(&Argv::new(&[], &a)), Lookup::Found(..)),
+            Ok(a) if !a.is_empty() => matches!(reg.lookup(&Argv::new(&[], &a)), Lookup::Found(..)),
             _ => false,
         };
         if found {
@@ -54,7 +57,8 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
         return Err(b"ERR redis.call() can only be used while a script runs".to_vec());
     };
     let argv = Argv::new(&[], argv_owned);
-    let (id, spec) = match srv.registry.lookup(&argv) {
+    let reg = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running").reg;
+    let (id, spec) = match reg.lookup(&argv) {
         Lookup::Found(id, spec) => (id, spec),
         Lookup::Rejected(msg) if msg.starts_with(b"ERR wrong number of arguments") => {
             return Err(b"ERR Wrong number of args calling Redis command from script".to_vec())
@@ -64,7 +68,7 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
     if spec.flags & flags::NOSCRIPT != 0 {
         return Err(b"ERR This Redis command is not allowed from script".to_vec());
     }
-    let run = srv.scripting.running.as_mut().expect("a script is running");
+    let run = srv.scripting.get_mut::<Scripting>().running.as_mut().expect("a script is running");
     if spec.flags & flags::WRITE != 0 {
         if run.readonly {
             return Err(b"ERR Write commands are not allowed from read-only scripts.".to_vec());
@@ -86,12 +90,12 @@ fn run_command(
     spec: &'static dispatch::CommandSpec,
     argv: &Argv,
 ) {
-    let run = srv.scripting.running.as_ref().expect("a script is running");
-    let (cid, db, now, resp3) = (run.cid, run.db, run.now, run.resp == 3);
-    let mut ctx = Ctx { srv, r: Reply::new(out, resp3), cid, db, now, may_block: false };
+    let run = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running");
+    let (cid, db, now, resp3, reg) = (run.cid, run.db, run.now, run.resp == 3, run.reg);
+    let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: false };
     dispatch::call(&mut ctx, id, spec, argv);
     let db = ctx.db;
-    if let Some(run) = srv.scripting.running.as_mut() {
+    if let Some(run) = srv.scripting.get_mut::<Scripting>().running.as_mut() {
         run.db = db;
     }
 }

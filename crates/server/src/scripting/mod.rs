@@ -29,8 +29,6 @@ mod run;
 mod sandbox;
 mod stack;
 
-pub use busy::BusyHook;
-
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -99,6 +97,8 @@ pub struct Run {
     /// for the rest of the script only).
     pub db: usize,
     pub now: i64,
+    /// The command table the script's commands are looked up in.
+    pub reg: &'static crate::dispatch::Registry,
     /// EVAL_RO / EVALSHA_RO or `no-writes`: write commands are refused.
     pub readonly: bool,
     /// A write command ran: SCRIPT KILL must refuse (UNKILLABLE).
@@ -132,8 +132,6 @@ pub struct Scripting {
     scripts: HashMap<[u8; 40], Script, BuildHasherDefault<NameHasher>>,
     state: State,
     shared: Rc<Shared>,
-    /// Past `busy-reply-threshold`: other clients get -BUSY.
-    pub busy: bool,
     pub running: Option<Run>,
     bodies_bytes: usize,
 }
@@ -154,7 +152,7 @@ impl Scripting {
             rand: Cell::new(rand::INITIAL_STATE),
         });
         let state = sandbox::new_state(&shared).expect("building the Lua sandbox");
-        Scripting { scripts: HashMap::default(), state, shared, busy: false, running: None, bodies_bytes: 0 }
+        Scripting { scripts: HashMap::default(), state, shared, running: None, bodies_bytes: 0 }
     }
 
     /// SCRIPT FLUSH: forget every script and start from a fresh Lua state.
@@ -252,7 +250,7 @@ pub enum Source<'a> {
 /// EVAL / EVALSHA / *_RO after argument checks: find or compile the script,
 /// run it with `keys` and `args`, and write its reply.
 pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly: bool) {
-    let sc = &mut ctx.srv.scripting;
+    let sc = ctx.srv.scripting.get_mut::<Scripting>();
     let sha = match src {
         Source::Body(body) => match sc.load(body) {
             Ok(sha) => sha,

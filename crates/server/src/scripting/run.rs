@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use mlua::ffi::{self, lua_State};
 
-use super::{convert, Run, Shared, GC_AFTER_RUN_ABOVE};
+use super::{convert, Run, Scripting, Shared, GC_AFTER_RUN_ABOVE};
 use crate::dispatch::{Ctx, Reply};
 use crate::server::Server;
 
@@ -38,11 +38,12 @@ pub(super) fn run_script(
     keys: &[&[u8]],
     args: &[&[u8]],
 ) {
-    let sc = &mut ctx.srv.scripting;
+    let sc = ctx.srv.scripting.get_mut::<Scripting>();
     let (l, globals_ref, runner_ref, job_ref) =
         (sc.state.raw, sc.state.globals_ref, sc.state.runner_ref, sc.state.job_ref);
     let shared = sc.shared.clone();
     sc.running = Some(Run {
+        reg: ctx.reg,
         cid: ctx.cid,
         db: ctx.db,
         now: ctx.now,
@@ -55,7 +56,7 @@ pub(super) fn run_script(
     });
     // The script's writes reach the AOF as one MULTI/EXEC block (each inner
     // command propagates itself through `dispatch::call`), never the EVAL.
-    ctx.srv.aof.begin_atomic();
+    ctx.srv.changes.begin_atomic();
     shared.srv.set(&mut *ctx.srv as *mut Server);
     let sha = std::str::from_utf8(sha).unwrap_or_default();
     let mut job = Job { keys, args, globals_ref, runner_ref, func_ref, shared: &shared, reply: &mut ctx.r, sha };
@@ -76,10 +77,10 @@ pub(super) fn run_script(
         }
     };
     shared.srv.set(std::ptr::null_mut());
-    let run = ctx.srv.scripting.running.take().expect("run state set above");
-    ctx.srv.scripting.busy = false;
-    ctx.srv.aof.end_atomic();
-    ctx.propagate_nothing();
+    let run = ctx.srv.scripting.get_mut::<Scripting>().running.take().expect("run state set above");
+    ctx.srv.script_busy = false;
+    ctx.srv.changes.end_atomic();
+    ctx.replicate_nothing();
     if let Some(text) = failure {
         let mut msg = b"ERR Error running script: ".to_vec();
         msg.extend_from_slice(&text);
@@ -89,7 +90,7 @@ pub(super) fn run_script(
         }
         ctx.r.error_bytes(&msg);
     }
-    let lua = &ctx.srv.scripting.state.lua;
+    let lua = &ctx.srv.scripting.get::<Scripting>().state.lua;
     if lua.used_memory() > GC_AFTER_RUN_ABOVE {
         // A big (often failed) run leaves garbage the incremental GC would
         // keep for a long while; give it back now.
@@ -114,7 +115,7 @@ pub(super) unsafe extern "C-unwind" fn run_job(l: *mut lua_State) -> c_int {
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, job.func_ref as ffi::lua_Integer);
         ffi::lua_call(l, 1, 2);
         // Stack: job, globals, ok, value.
-        let (resp3, killed) = match job.shared.server().and_then(|s| s.scripting.running.as_ref()) {
+        let (resp3, killed) = match job.shared.server().and_then(|s| s.scripting.get::<Scripting>().running.as_ref()) {
             Some(run) => (run.resp == 3, run.kill),
             None => (false, false),
         };

@@ -13,7 +13,7 @@ use std::ffi::c_int;
 
 use mlua::{ffi, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
-use super::{busy, libs, rand, Shared, State, LUA_MEMORY_LIMIT};
+use super::{busy, libs, rand, Scripting, Shared, State, LUA_MEMORY_LIMIT};
 use super::{call, run, stack};
 
 /// How often (in VM instructions) the hook checks the clock and kill flag.
@@ -301,7 +301,8 @@ fn setresp(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Function> {
             return fail(lua, "ERR RESP version must be 2 or 3.");
         }
         // SAFETY: called from a script, see `Shared::server`.
-        if let Some(run) = unsafe { shared.server() }.and_then(|s| s.scripting.running.as_mut()) {
+        if let Some(run) = unsafe { shared.server() }.and_then(|s| s.scripting.get_mut::<Scripting>().running.as_mut())
+        {
             run.resp = v as u8;
         }
         Ok((Value::Nil, Value::Nil))

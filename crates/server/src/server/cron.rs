@@ -30,5 +30,6 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
             }
         }
     }
-    srv.touch_expired_watched();
+    super::changes::collect_expired(srv);
+    super::changes::publish(srv);
 }

@@ -1,16 +1,20 @@
 //! The server's state as commands see it: configuration, keyspace, the
-//! client registry (metadata only; sockets live in `net`), statistics, and the
-//! command table.
+//! client registry (metadata only; sockets live in `net`), statistics, the
+//! change stream (`changes`), the states that refuse writes, the background
+//! child, and the opaque parts the layers above keep here (`parts`).
 pub mod blocking;
+pub mod changes;
+pub mod child;
 pub mod clock;
 pub mod cron;
+pub mod parts;
 pub mod watch;
 
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::dispatch::Registry;
 use crate::engine::Keyspace;
+pub use parts::Part;
 
 /// CLIENT REPLY modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,23 +203,37 @@ pub enum Shutdown {
     Default,
 }
 
+/// Why writes are refused right now. The layer that detects a condition
+/// sets it; dispatch's guards only read it.
+#[derive(Debug, Default)]
+pub struct WriteDenials {
+    /// The last background save failed (`persistence`); writes get MISCONF
+    /// while save points are set and `stop-writes-on-bgsave-error` is on.
+    pub bgsave_failed: bool,
+    /// The AOF can't be written (`persistence`): the MISCONF reply to give.
+    pub aof_misconf: Option<String>,
+}
+
+/// Serves other clients while a script runs past `busy-reply-threshold`
+/// (the event loop installs it; scripting calls it).
+pub trait BusyHook {
+    fn serve(&mut self, srv: &mut Server);
+}
+
 /// All state shared by commands; owned by the event-loop thread.
 pub struct Server {
     pub config: Config,
     pub keyspace: Keyspace,
     pub clients: Slab<ClientInfo>,
-    pub registry: Registry,
     pub stats: Stats,
     pub started: Instant,
     pub start_unix_ms: i64,
     pub run_id: String,
     /// Changes since the last save.
     pub dirty: u64,
-    /// The keys (db, key) a command said it changed (see `Ctx::modified`),
-    /// when anyone watches or waits for keys; `modified_said` is set either
-    /// way. Both are taken by `dispatch::call`.
-    pub modified_keys: Vec<(usize, Vec<u8>)>,
-    pub modified_said: bool,
+    /// What the running command changed, on its way to AOF, WATCH, ...
+    pub changes: changes::Changes,
+    pub denials: WriteDenials,
     /// Start and end stamps for commandstats timing (see [`clock::CallClock`]).
     pub call_clock: clock::CallClock,
     pub next_client_id: u64,
@@ -232,35 +250,38 @@ pub struct Server {
     pub executable: String,
     pub config_file: String,
     /// The background child (BGSAVE, AOF rewrite), if one runs.
-    pub children: crate::persistence::child::Children,
-    /// The append-only file: its buffer, files and counters.
-    pub aof: crate::persistence::aof::Aof,
-    /// Lua state and script cache (EVAL).
-    pub scripting: crate::scripting::Scripting,
+    pub children: child::Children,
+    /// A script has run past `busy-reply-threshold`: only allow-busy
+    /// commands run until it ends.
+    pub script_busy: bool,
     /// Set by the event loop: serves other clients while a script is busy.
-    pub busy_hook: Option<Box<dyn crate::scripting::BusyHook>>,
-    /// RDB save/load bookkeeping (LASTSAVE, INFO persistence, MISCONF).
-    pub rdb: crate::persistence::rdb::RdbState,
+    pub busy_hook: Option<Box<dyn BusyHook>>,
+    /// RDB and AOF state (`persistence::state`).
+    pub persistence: Part,
+    /// Lua state and script cache (`scripting::state`).
+    pub scripting: Part,
 }
 
 impl Server {
-    pub fn new(config: Config, registry: Registry) -> Self {
+    /// A server with no data; `commands` is the size of the command table
+    /// (per-command statistics), `persistence` and `scripting` the parts
+    /// those layers own.
+    pub fn new(config: Config, commands: usize, persistence: Part, scripting: Part) -> Self {
         let keyspace = Keyspace::new(config.databases);
-        let stats = Stats { commands: vec![CommandStats::default(); registry.len()], ..Stats::default() };
+        let stats = Stats { commands: vec![CommandStats::default(); commands], ..Stats::default() };
         let now = unix_ms();
         Server {
             port: config.port,
             config,
             keyspace,
             clients: Slab::default(),
-            registry,
             stats,
             started: Instant::now(),
             start_unix_ms: now,
             run_id: make_run_id(now),
             dirty: 0,
-            modified_keys: Vec::new(),
-            modified_said: false,
+            changes: Default::default(),
+            denials: Default::default(),
             call_clock: clock::CallClock::default(),
             next_client_id: 1,
             shutdown: None,
@@ -270,10 +291,10 @@ impl Server {
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
             children: Default::default(),
-            aof: Default::default(),
-            scripting: crate::scripting::Scripting::new(),
+            script_busy: false,
             busy_hook: None,
-            rdb: crate::persistence::rdb::RdbState::new(now / 1000),
+            persistence,
+            scripting,
         }
     }
 }
@@ -296,38 +317,12 @@ fn make_run_id(seed: i64) -> String {
 }
 
 impl Server {
-    /// A key changed: fail the next EXEC of every client watching it.
-    pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
-        for &cid in self.watches.watchers(db, key) {
-            if let Some(c) = self.clients.get_mut(cid) {
-                c.watch_touched = true;
-            }
-        }
-    }
-
     /// Drop every WATCH of client `cid` (EXEC, DISCARD, UNWATCH, RESET, close).
     pub fn unwatch_all(&mut self, cid: usize) {
         let Some(c) = self.clients.get_mut(cid) else { return };
         let keys = std::mem::take(&mut c.watched);
         c.watch_touched = false;
         self.watches.unwatch(cid, &keys);
-        let track = !self.watches.is_empty() || self.aof.on;
-        for db in &mut self.keyspace.dbs {
-            db.track_expired = track;
-        }
-    }
-
-    /// Keys that expired since the last call count as touched for WATCH,
-    /// and are deleted in the AOF.
-    pub fn touch_expired_watched(&mut self) {
-        if self.watches.is_empty() && !self.aof.on {
-            return;
-        }
-        for i in 0..self.keyspace.dbs.len() {
-            for key in std::mem::take(&mut self.keyspace.dbs[i].expired_log) {
-                self.aof.feed(i, &[b"DEL", &key]);
-                self.touch_watched(i, &key);
-            }
-        }
+        self.update_expired_tracking();
     }
 }

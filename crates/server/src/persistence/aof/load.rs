@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use super::manifest::{AofFile, FileType, Manifest};
 use super::{aof_dir, manifest_name, State};
-use crate::dispatch::{self, Argv};
+use crate::dispatch::{self, Argv, Registry};
+use crate::persistence::aof_mut;
 use crate::server::{unix_ms, ClientInfo, Server};
 
 /// How a file ended.
@@ -25,13 +26,13 @@ enum Ending {
 
 /// Load whatever AOF exists: multi-part (manifest), or an old single file
 /// in `dir` (upgraded to the multi-part layout, as Redis 7 does).
-pub fn load_at_start(srv: &mut Server) -> Result<(), String> {
+pub fn load_at_start(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
     let dir = aof_dir(&srv.config);
     let manifest_path = dir.join(manifest_name(&srv.config));
     let started = Instant::now();
     let manifest = match fs::read_to_string(&manifest_path) {
         Ok(text) => Manifest::parse(&text).map_err(|e| format!("{e} in {}", manifest_path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return upgrade_old_style(srv, &dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return upgrade_old_style(srv, reg, &dir),
         Err(e) => return Err(format!("Can't read the AOF manifest {}: {e}", manifest_path.display())),
     };
     let files: Vec<&AofFile> = manifest.base.iter().chain(&manifest.incrs).collect();
@@ -43,20 +44,20 @@ pub fn load_at_start(srv: &mut Server) -> Result<(), String> {
             continue;
         }
         let t = Instant::now();
-        replay_file(srv, &path, last)?;
+        replay_file(srv, reg, &path, last)?;
         let what = if f.kind == FileType::Base { "base" } else { "incr" };
         crate::log_at!(Notice, "DB loaded from {what} file {}: {:.3} seconds", f.name, t.elapsed().as_secs_f64());
     }
     if !files.is_empty() {
         crate::log_at!(Notice, "DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
     }
-    srv.aof.manifest = manifest;
+    aof_mut(&mut srv.persistence).manifest = manifest;
     Ok(())
 }
 
 /// `dir/appendfilename` without a manifest: a Redis < 7 AOF. Load it, then
 /// move it into the AOF directory as the base of a new manifest.
-fn upgrade_old_style(srv: &mut Server, dir: &Path) -> Result<(), String> {
+fn upgrade_old_style(srv: &mut Server, reg: &'static Registry, dir: &Path) -> Result<(), String> {
     let cfg = &srv.config;
     let root = dir.parent().map(Path::to_path_buf).unwrap_or_default();
     let old = root.join(&cfg.appendfilename);
@@ -65,14 +66,14 @@ fn upgrade_old_style(srv: &mut Server, dir: &Path) -> Result<(), String> {
     }
     let name = cfg.appendfilename.clone();
     let mname = manifest_name(cfg);
-    replay_file(srv, &old, true)?;
+    replay_file(srv, reg, &old, true)?;
     crate::log_at!(Notice, "Loaded the old-style AOF {}; upgrading to the multi part AOF layout", old.display());
     fs::create_dir_all(dir).map_err(|e| format!("Can't create the AOF directory {}: {e}", dir.display()))?;
     fs::rename(&old, dir.join(&name))
         .map_err(|e| format!("Can't move {} into {}: {e}", old.display(), dir.display()))?;
     let m = Manifest { base: Some(AofFile { name, seq: 1, kind: FileType::Base }), ..Manifest::default() };
     m.persist(dir, &mname).map_err(|e| format!("Can't write the AOF manifest: {e}"))?;
-    srv.aof.manifest = m;
+    aof_mut(&mut srv.persistence).manifest = m;
     Ok(())
 }
 
@@ -82,7 +83,7 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
     let cfg = &srv.config;
     let dir = aof_dir(cfg);
     fs::create_dir_all(&dir)?;
-    let mut m = srv.aof.manifest.clone();
+    let mut m = aof_mut(&mut srv.persistence).manifest.clone();
     let mut changed = false;
     if m.base.is_none() && m.incrs.is_empty() {
         // A fresh start: the first base holds whatever is loaded (nothing).
@@ -106,7 +107,7 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
     let incr = m.incrs.last().map(|f| f.name.clone()).unwrap_or_default();
     let file = OpenOptions::new().create(true).append(true).open(dir.join(&incr))?;
     let size = |f: &AofFile| fs::metadata(dir.join(&f.name)).map_or(0, |md| md.len());
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     aof.base_size = m.base.as_ref().map_or(0, size);
     aof.current_size = aof.base_size + m.incrs.iter().map(size).sum::<u64>();
     aof.rewrite_base_size = aof.current_size;
@@ -119,12 +120,12 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
 
 /// Replay one file. A truncated tail is cut off if this is the last file
 /// and `aof-load-truncated` allows it; everything else is an error.
-fn replay_file(srv: &mut Server, path: &Path, last: bool) -> Result<(), String> {
+fn replay_file(srv: &mut Server, reg: &'static Registry, path: &Path, last: bool) -> Result<(), String> {
     let name = path.display();
     let data = fs::read(path).map_err(|e| format!("Can't read the append only file {name}: {e}"))?;
     // An RDB base, or an old single file with an RDB preamble: commands may follow.
     let skip = if data.starts_with(b"REDIS") { load_preamble(srv, &data, &name.to_string())? } else { 0 };
-    let ending = replay_bytes(srv, &data[skip..]).map_err(|(off, why)| {
+    let ending = replay_bytes(srv, reg, &data[skip..]).map_err(|(off, why)| {
         let off = off + skip;
         format!(
             "Bad file format reading the append only file {name} at offset {off}: {why}. Make a backup of your AOF \
@@ -160,16 +161,16 @@ fn load_preamble(srv: &mut Server, data: &[u8], name: &str) -> Result<usize, Str
 
 /// Run every command in `data` as a fake client: `Err((offset, why))` on
 /// corruption.
-fn replay_bytes(srv: &mut Server, data: &[u8]) -> Result<Ending, (usize, String)> {
+fn replay_bytes(srv: &mut Server, reg: &'static Registry, data: &[u8]) -> Result<Ending, (usize, String)> {
     let cid = srv.clients.insert(ClientInfo::new(u64::MAX, -1, "aof".into(), String::new(), unix_ms(), true));
-    let result = run_commands(srv, cid, data);
+    let result = run_commands(srv, reg, cid, data);
     srv.blocking.unblock(cid);
     srv.unwatch_all(cid);
     srv.clients.remove(cid);
     result
 }
 
-fn run_commands(srv: &mut Server, cid: usize, data: &[u8]) -> Result<Ending, (usize, String)> {
+fn run_commands(srv: &mut Server, reg: &'static Registry, cid: usize, data: &[u8]) -> Result<Ending, (usize, String)> {
     let mut parser = resp::RequestParser::new();
     let mut args = resp::Args::default();
     let limits = resp::request::Limits { max_bulk_len: u64::MAX >> 1, auth_required: false };
@@ -198,7 +199,7 @@ fn run_commands(srv: &mut Server, cid: usize, data: &[u8]) -> Result<Ending, (us
         if argv.is_empty() {
             return Err((pos, "empty command".into()));
         }
-        if let dispatch::registry::Lookup::Rejected(_) = srv.registry.lookup(&argv) {
+        if let dispatch::registry::Lookup::Rejected(_) = reg.lookup(&argv) {
             let cmd = String::from_utf8_lossy(argv.get(0)).into_owned();
             return Err((pos, format!("unknown command '{cmd}'")));
         }
@@ -208,7 +209,7 @@ fn run_commands(srv: &mut Server, cid: usize, data: &[u8]) -> Result<Ending, (us
             multi_at = None;
         }
         out.clear();
-        dispatch::execute(srv, cid, &mut out, &argv, unix_ms());
+        dispatch::execute(srv, reg, cid, &mut out, &argv, unix_ms());
         pos += n;
     }
     Ok(multi_at.map_or(Ending::Complete, Ending::Truncated))

@@ -1,8 +1,9 @@
 //! The append-only file, Redis 7 multi-part layout: `dir/appenddirname`
 //! holds a base file, incremental files and a manifest naming them.
 //!
-//! This module owns the AOF state in [`Server::aof`]: the buffer every write
-//! command is fed into (`propagate`), writing and fsyncing it once per
+//! This module owns the AOF state (in the server's `persistence` part): the
+//! buffer the change stream hands every write into (it is the stream's
+//! first consumer, see `server::changes`), writing and fsyncing it once per
 //! event-loop turn before that turn's replies leave (group commit, here and
 //! in `fsync`), loading at start (`load`), and rewrites in a forked child
 //! (`rewrite`). The seam functions (`load_at_start`, `child_done`, `cron`,
@@ -11,7 +12,6 @@ mod commit;
 mod fsync;
 mod load;
 pub mod manifest;
-pub mod propagate;
 mod rewrite;
 
 use std::fs::File;
@@ -20,12 +20,12 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::child::ChildExit;
+use super::{aof_mut, aof_ref, feeding};
 use crate::config::{Appendfsync, Config};
+use crate::server::child::ChildExit;
 use crate::server::Server;
 use manifest::Manifest;
-pub use propagate::Pending;
-pub use rewrite::{bgrewriteaof, start_rewrite};
+pub use rewrite::start_rewrite;
 
 /// Redis's `aof_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,19 +42,10 @@ pub enum State {
 /// Everything the AOF keeps between commands.
 #[derive(Default)]
 pub struct Aof {
-    /// Changes are being fed to `buf` (the hot-path test: one branch).
-    pub on: bool,
     /// Off, waiting for the first base, or on (INFO `aof_enabled`).
     pub state: State,
     /// Commands not yet written to the incr file.
     pub buf: Vec<u8>,
-    /// Database the file's last SELECT chose.
-    pub(crate) selected_db: Option<usize>,
-    /// Nesting of atomic blocks (EXEC, scripts) and whether MULTI was fed.
-    pub(crate) atomic_depth: u32,
-    pub(crate) multi_fed: bool,
-    /// What the running handler asked to propagate instead of its argv.
-    pub(crate) pending: Option<Pending>,
     /// The incr file being appended to.
     pub(crate) file: Option<File>,
     /// Its name; the temp incr file while waiting for the first rewrite.
@@ -112,31 +103,50 @@ pub fn strerror(e: &io::Error) -> String {
 }
 
 /// Replay the append-only file(s), then open them for appending.
-pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
-    load::load_at_start(srv).map_err(io::Error::other)?;
+pub fn load_at_start(srv: &mut Server, reg: &'static crate::dispatch::Registry) -> io::Result<()> {
+    load::load_at_start(srv, reg).map_err(io::Error::other)?;
     load::open_on_start(srv).map_err(|e| io::Error::other(format!("Can't open the append-only file: {e}")))?;
     enable_feeding(srv);
     Ok(())
 }
 
-/// Start feeding changes: track expired keys so their deletions are fed too.
+/// Start appending what the change stream hands on (expired keys are
+/// tracked from now on, so their deletions reach the file too).
 pub(crate) fn enable_feeding(srv: &mut Server) {
-    srv.aof.on = true;
-    srv.aof.selected_db = None;
+    srv.changes.consumers.aof = Some(append_changes);
+    srv.changes.reselect();
     // SAFETY: ignoring SIGXFSZ so a file-size limit fails the write with
     // EFBIG (handled as a write error) instead of killing the server.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    for db in &mut srv.keyspace.dbs {
-        db.track_expired = true;
-    }
+    srv.update_expired_tracking();
 }
 
-/// Stop feeding (AOF turned off).
+/// Stop appending (AOF turned off).
 fn disable_feeding(srv: &mut Server) {
-    srv.aof.on = false;
-    let track = !srv.watches.is_empty();
-    for db in &mut srv.keyspace.dbs {
-        db.track_expired = track;
+    srv.changes.consumers.aof = None;
+    srv.update_expired_tracking();
+}
+
+/// The change stream's AOF consumer: the commands that replay a finished
+/// command (or block), written at the end of the turn.
+fn append_changes(srv: &mut Server, commands: &[u8]) {
+    aof_mut(&mut srv.persistence).buf.extend_from_slice(commands);
+}
+
+/// Write and fsync the buffer as `policy` says (see [`Aof::flush`]), and
+/// keep the server's MISCONF state in step with how that went.
+fn flush(srv: &mut Server, policy: Appendfsync, force: bool) {
+    aof_mut(&mut srv.persistence).flush(policy, force);
+    sync_denial(srv);
+}
+
+/// Writes are refused with MISCONF while the AOF can't be written.
+fn sync_denial(srv: &mut Server) {
+    let aof = aof_ref(&srv.persistence);
+    let refuse = aof.state != State::Off && aof.write_error.is_some();
+    if refuse || srv.denials.aof_misconf.is_some() {
+        srv.denials.aof_misconf =
+            aof.write_error.as_ref().filter(|_| refuse).map(|e| format!("MISCONF Errors writing to the AOF file: {e}"));
     }
 }
 
@@ -147,13 +157,15 @@ pub fn child_done(srv: &mut Server, exit: &ChildExit) {
 
 /// Rewrite triggers, retrying a failed write, and the once-a-second fsync.
 pub fn cron(srv: &mut Server, _now_ms: i64) {
-    if let Some(e) = srv.aof.syncer.take_error() {
+    if let Some(e) = aof_mut(&mut srv.persistence).syncer.take_error() {
         crate::log_at!(Warning, "Fsync of the AOF file failed: {}", strerror(&e));
-        srv.aof.write_error = Some(strerror(&e));
+        aof_mut(&mut srv.persistence).write_error = Some(strerror(&e));
+        sync_denial(srv);
     }
-    if srv.aof.on && !async_commit(srv) {
+    if feeding(srv) && !async_commit(srv) {
         // Retries a failed write, and starts the everysec fsync when idle.
-        srv.aof.flush(srv.config.appendfsync, srv.aof.write_error.is_some());
+        let retry = aof_ref(&srv.persistence).write_error.is_some();
+        flush(srv, srv.config.appendfsync, retry);
     }
     rewrite::cron(srv);
 }
@@ -161,12 +173,12 @@ pub fn cron(srv: &mut Server, _now_ms: i64) {
 /// Flush and fsync what is buffered before the process exits.
 pub fn on_shutdown(srv: &mut Server) -> io::Result<()> {
     rewrite::remove_temp_base(srv);
-    if !srv.aof.on {
+    if !feeding(srv) {
         return Ok(());
     }
     crate::log_at!(Notice, "Calling fsync() on the AOF file.");
-    srv.aof.flush(Appendfsync::Always, true);
-    if let Some(e) = &srv.aof.write_error {
+    flush(srv, Appendfsync::Always, true);
+    if let Some(e) = &aof_mut(&mut srv.persistence).write_error {
         return Err(io::Error::other(format!("Error writing the AOF file: {e}")));
     }
     Ok(())
@@ -175,8 +187,8 @@ pub fn on_shutdown(srv: &mut Server) -> io::Result<()> {
 /// Before this turn's replies leave: write (and with `always` fsync) what
 /// the turn's commands fed. Called once per turn, before `flush_all`.
 pub fn before_sleep(srv: &mut Server) {
-    if srv.aof.on && !srv.aof.buf.is_empty() {
-        srv.aof.flush(srv.config.appendfsync, false);
+    if feeding(srv) && !aof_mut(&mut srv.persistence).buf.is_empty() {
+        flush(srv, srv.config.appendfsync, false);
     }
 }
 
@@ -185,7 +197,7 @@ pub fn before_sleep(srv: &mut Server) {
 /// writes and replies back so the whole batch costs one write and one
 /// fdatasync. Bounded in time and size; true means "don't flush this turn".
 pub fn defer_group_commit(srv: &mut Server, more_input: bool) -> bool {
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     if !more_input || aof.buf.is_empty() || srv.config.appendfsync != Appendfsync::Always {
         aof.deferred_since = None;
         return false;
@@ -208,43 +220,47 @@ const GROUP_COMMIT_MAX_BYTES: usize = 16 << 20;
 /// writable events, shutdown).
 #[inline]
 pub fn before_reply(srv: &mut Server) {
-    let aof = &mut srv.aof;
-    if srv.config.appendfsync == Appendfsync::Always && (!aof.buf.is_empty() || aof.committer.in_flight()) {
+    if srv.config.appendfsync != Appendfsync::Always {
+        return;
+    }
+    // A failed write with `always` exits: the MISCONF state can't change here.
+    let aof = aof_mut(&mut srv.persistence);
+    if !aof.buf.is_empty() || aof.committer.in_flight() {
         aof.flush(Appendfsync::Always, true);
     }
 }
 
 /// Let the commit thread wake the event loop when a commit is on disk.
 pub fn set_waker(srv: &mut Server, waker: std::sync::Arc<mio::Waker>) {
-    srv.aof.committer.waker = Some(waker);
+    aof_mut(&mut srv.persistence).committer.waker = Some(waker);
 }
 
 /// Whether each turn is committed by the commit thread (`always`): the
 /// event loop then holds a turn's replies until [`committed_epoch`] reaches
 /// the epoch [`start_commit`] returned for it.
 pub fn async_commit(srv: &Server) -> bool {
-    srv.aof.on && srv.config.appendfsync == Appendfsync::Always && srv.aof.committer.waker.is_some()
+    feeding(srv) && srv.config.appendfsync == Appendfsync::Always && aof_ref(&srv.persistence).committer.waker.is_some()
 }
 
 /// Block until every commit handed to the commit thread is on disk.
 pub fn wait_commits(srv: &Server) {
-    srv.aof.committer.wait();
+    aof_ref(&srv.persistence).committer.wait();
 }
 
 /// The last epoch written and fsynced.
 pub fn committed_epoch(srv: &Server) -> u64 {
-    srv.aof.committer.done()
+    aof_ref(&srv.persistence).committer.done()
 }
 
 /// A commit is being written or fsynced.
 pub fn commit_in_flight(srv: &Server) -> bool {
-    srv.aof.committer.in_flight()
+    aof_ref(&srv.persistence).committer.in_flight()
 }
 
 /// Hand what this turn fed to the commit thread; the epoch its replies
 /// wait for, or None if nothing was fed (everything is durable already).
 pub fn start_commit(srv: &mut Server) -> Option<u64> {
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     if aof.buf.is_empty() {
         return None;
     }
@@ -263,7 +279,7 @@ pub fn start_commit(srv: &mut Server) -> Option<u64> {
 
 /// CONFIG SET appendonly: turn appending on (through a rewrite) or off.
 pub fn set_enabled(srv: &mut Server, on: bool) -> Result<(), String> {
-    match (on, srv.aof.state) {
+    match (on, aof_mut(&mut srv.persistence).state) {
         (true, State::Off) => rewrite::start_on_runtime(srv),
         (false, State::On | State::WaitRewrite) => {
             stop(srv);
@@ -275,31 +291,26 @@ pub fn set_enabled(srv: &mut Server, on: bool) -> Result<(), String> {
 
 /// Stop appending: flush and fsync, close, kill a rewrite child.
 fn stop(srv: &mut Server) {
-    if srv.aof.on {
-        srv.aof.flush(Appendfsync::Always, true);
+    if feeding(srv) {
+        flush(srv, Appendfsync::Always, true);
     }
-    if srv.children.running() == Some(super::child::ChildKind::AofRewrite) {
+    if srv.children.running() == Some(crate::server::child::ChildKind::AofRewrite) {
         if let Some(exit) = srv.children.kill() {
             crate::log_at!(Notice, "Killing running AOF rewrite child: {}", exit.pid);
             rewrite::remove_temp_base(srv);
         }
     }
-    if srv.aof.state == State::WaitRewrite {
-        let _ = std::fs::remove_file(aof_dir(&srv.config).join(&srv.aof.incr_name));
+    if aof_mut(&mut srv.persistence).state == State::WaitRewrite {
+        let _ = std::fs::remove_file(aof_dir(&srv.config).join(&aof_mut(&mut srv.persistence).incr_name));
     }
     disable_feeding(srv);
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     aof.file = None;
     aof.buf.clear();
     aof.state = State::Off;
     aof.rewrite_scheduled = false;
     aof.write_error = None;
-}
-
-/// Writes refused because the AOF can't be written: Redis's MISCONF text.
-pub fn misconf(srv: &Server) -> Option<String> {
-    let e = srv.aof.write_error.as_ref()?;
-    (srv.aof.state != State::Off).then(|| format!("MISCONF Errors writing to the AOF file: {e}"))
+    sync_denial(srv);
 }
 
 impl Aof {
@@ -432,8 +443,8 @@ fn write_some(file: &mut File, data: &[u8]) -> (usize, Option<io::Error>) {
 
 /// INFO persistence's `aof_*` fields, Redis 7.0's names and order.
 pub fn info_fields(srv: &Server) -> Vec<(&'static str, String)> {
-    let a = &srv.aof;
-    let rewriting = srv.children.running() == Some(super::child::ChildKind::AofRewrite);
+    let a = aof_ref(&srv.persistence);
+    let rewriting = srv.children.running() == Some(crate::server::child::ChildKind::AofRewrite);
     let current = a.rewrite_started.filter(|_| rewriting).map_or(-1, |t| t.elapsed().as_secs() as i64);
     let mut f: Vec<(&'static str, String)> = vec![
         ("aof_enabled", u8::from(a.state != State::Off).to_string()),

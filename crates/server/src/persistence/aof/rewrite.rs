@@ -14,33 +14,16 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::manifest::{fsync_dir, AofFile, FileType};
-use super::propagate::encode;
 use super::{aof_dir, manifest_name, State};
-use crate::dispatch::{Argv, Ctx};
 use crate::engine::{Keyspace, Value};
-use crate::persistence::child::{ChildExit, ChildKind};
 use crate::persistence::rdb::save::{write_rdb, SaveOpts};
+use crate::persistence::{aof_mut, feeding};
+use crate::server::child::{ChildExit, ChildKind};
 use crate::server::{unix_ms, Server};
+use resp::encode_command as encode;
 
 /// Elements per command in the base (Redis's AOF_REWRITE_ITEMS_PER_CMD).
 const ITEMS_PER_CMD: usize = 64;
-
-/// The BGREWRITEAOF command.
-pub fn bgrewriteaof(ctx: &mut Ctx, _argv: &Argv) {
-    match ctx.srv.children.running() {
-        Some(ChildKind::AofRewrite) => ctx.r.error("ERR Background append only file rewriting already in progress"),
-        Some(_) => {
-            ctx.srv.aof.rewrite_scheduled = true;
-            ctx.r.simple(b"Background append only file rewriting scheduled");
-        }
-        None => match start_rewrite(ctx.srv) {
-            Ok(()) => ctx.r.simple(b"Background append only file rewriting started"),
-            Err(_) => ctx.r.error(
-                "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
-            ),
-        },
-    }
-}
 
 fn temp_base_path(srv: &Server, pid: i32) -> PathBuf {
     aof_dir(&srv.config).join(format!("temp-rewriteaof-bg-{pid}.aof"))
@@ -54,7 +37,7 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
     }
     let dir = aof_dir(&srv.config);
     fs::create_dir_all(&dir).inspect_err(log_start_error)?;
-    if srv.aof.on || srv.aof.state == State::WaitRewrite {
+    if feeding(srv) || aof_mut(&mut srv.persistence).state == State::WaitRewrite {
         open_new_incr(srv, &dir).inspect_err(log_start_error)?;
     }
     let now = unix_ms();
@@ -74,7 +57,7 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
     match spawned {
         Ok(pid) => {
             crate::log_at!(Notice, "Background append only file rewriting started by pid {pid}");
-            let aof = &mut srv.aof;
+            let aof = aof_mut(&mut srv.persistence);
             aof.rewrite_scheduled = false;
             aof.rewrite_started = Some(std::time::Instant::now());
             if aof.state == State::WaitRewrite {
@@ -97,11 +80,11 @@ fn log_start_error(e: &io::Error) {
 /// the first base is pending (AOF just turned on) it is a temp file the
 /// manifest doesn't name yet; otherwise it joins the manifest at once.
 fn open_new_incr(srv: &mut Server, dir: &Path) -> io::Result<()> {
-    if srv.aof.on {
-        srv.aof.flush(crate::config::Appendfsync::Always, true);
+    if feeding(srv) {
+        super::flush(srv, crate::config::Appendfsync::Always, true);
     }
     let cfg = &srv.config;
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     let waiting = aof.state == State::WaitRewrite;
     let name = if waiting {
         format!("temp-{}.incr", cfg.appendfilename)
@@ -118,7 +101,7 @@ fn open_new_incr(srv: &mut Server, dir: &Path) -> io::Result<()> {
     }
     aof.file = Some(file);
     aof.incr_name = name;
-    aof.selected_db = None;
+    srv.changes.reselect();
     Ok(())
 }
 
@@ -127,20 +110,20 @@ fn open_new_incr(srv: &mut Server, dir: &Path) -> io::Result<()> {
 pub fn start_on_runtime(srv: &mut Server) -> Result<(), String> {
     let dir = aof_dir(&srv.config);
     if let Ok(text) = fs::read_to_string(dir.join(manifest_name(&srv.config))) {
-        srv.aof.manifest = super::Manifest::parse(&text).unwrap_or_default();
+        aof_mut(&mut srv.persistence).manifest = super::Manifest::parse(&text).unwrap_or_default();
     }
-    srv.aof.state = State::WaitRewrite;
+    aof_mut(&mut srv.persistence).state = State::WaitRewrite;
     if srv.children.running().is_some() {
         crate::log_at!(
             Notice,
             "AOF was enabled but there is already another background operation. An AOF background was scheduled \
              to start when possible."
         );
-        srv.aof.rewrite_scheduled = true;
+        aof_mut(&mut srv.persistence).rewrite_scheduled = true;
         return Ok(());
     }
     if start_rewrite(srv).is_err() {
-        srv.aof.state = State::Off;
+        aof_mut(&mut srv.persistence).state = State::Off;
         crate::log_at!(Warning, "Redis needs to enable the AOF but can't trigger a background AOF rewrite operation.");
         return Err("Unable to turn on AOF. Check server logs.".into());
     }
@@ -249,8 +232,8 @@ fn batched<'a>(out: &mut Vec<u8>, cmd: &[u8], key: &'a [u8], items: impl Iterato
 pub fn child_done(srv: &mut Server, exit: &ChildExit) {
     let temp = temp_base_path(srv, exit.pid);
     let secs = exit.elapsed.as_secs() as i64;
-    srv.aof.last_rewrite_secs = Some(secs);
-    srv.aof.rewrite_started = None;
+    aof_mut(&mut srv.persistence).last_rewrite_secs = Some(secs);
+    aof_mut(&mut srv.persistence).rewrite_started = None;
     if !exit.ok {
         let _ = fs::remove_file(&temp);
         match exit.signal {
@@ -259,13 +242,13 @@ pub fn child_done(srv: &mut Server, exit: &ChildExit) {
         }
         return rewrite_failed(srv);
     }
-    if srv.aof.state == State::Off && !srv.aof.on {
+    if aof_mut(&mut srv.persistence).state == State::Off && !feeding(srv) {
         // BGREWRITEAOF with AOF off: the new base still replaces the old.
         crate::log_at!(Notice, "Background AOF rewrite finished with AOF off");
     }
     match install_base(srv, &temp) {
         Ok(()) => {
-            let aof = &mut srv.aof;
+            let aof = aof_mut(&mut srv.persistence);
             aof.rewrites += 1;
             aof.consecutive_failures = 0;
             aof.last_rewrite_failed = false;
@@ -284,7 +267,7 @@ pub fn child_done(srv: &mut Server, exit: &ChildExit) {
 }
 
 fn rewrite_failed(srv: &mut Server) {
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     aof.last_rewrite_failed = true;
     aof.consecutive_failures += 1;
     if aof.state == State::WaitRewrite {
@@ -296,9 +279,10 @@ fn rewrite_failed(srv: &mut Server) {
 /// Rename the child's file into the new base, write the manifest naming it
 /// and the current incr file, and delete what they replace.
 fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
+    let appending = feeding(srv);
     let cfg = &srv.config;
     let dir = aof_dir(cfg);
-    let aof = &mut srv.aof;
+    let aof = aof_mut(&mut srv.persistence);
     let mut m = aof.manifest.clone();
     let seq = m.next_base_seq();
     // The child wrote the format the config named when it started.
@@ -309,7 +293,7 @@ fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
     fs::rename(temp, dir.join(&base.name))?;
     let base_size = fs::metadata(dir.join(&base.name))?.len();
     // Every incr file but the one opened at rewrite start is in the base now.
-    let keep = if aof.on { Some(aof.incr_name.clone()) } else { None };
+    let keep = appending.then(|| aof.incr_name.clone());
     let mut history: Vec<AofFile> = m.base.take().into_iter().collect();
     let (kept, old): (Vec<AofFile>, Vec<AofFile>) = m.incrs.drain(..).partition(|f| Some(&f.name) == keep.as_ref());
     history.extend(old.into_iter().map(|f| AofFile { kind: FileType::History, ..f }));
@@ -355,13 +339,13 @@ pub fn cron(srv: &mut Server) {
     if srv.children.running().is_some() {
         return;
     }
-    if srv.aof.rewrite_scheduled {
+    if aof_mut(&mut srv.persistence).rewrite_scheduled {
         // Failures are logged and leave it scheduled for the next tick.
         let _ = start_rewrite(srv);
         return;
     }
     let cfg = &srv.config;
-    let aof = &srv.aof;
+    let aof = &aof_mut(&mut srv.persistence);
     if aof.state != State::On
         || cfg.auto_aof_rewrite_percentage == 0
         || aof.current_size < cfg.auto_aof_rewrite_min_size

@@ -3,8 +3,7 @@
 //! background save through the forked child, the save SHUTDOWN owes, and
 //! what FLUSHALL, CONFIG SET dir, DEBUG RELOAD and the MISCONF guard need.
 //! The byte format lives in `format`/`packed`/`lzf`, the file walk in
-//! `save`/`load`, the commands in `commands`.
-pub mod commands;
+//! `save`/`load`; the commands are `commands::persistence`.
 mod cow;
 pub mod format;
 pub mod load;
@@ -18,7 +17,8 @@ use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::child::{ChildExit, ChildKind};
+use crate::persistence::{rdb_mut, rdb_ref};
+use crate::server::child::{ChildExit, ChildKind};
 use crate::server::{unix_ms, Server, Shutdown};
 use load::LoadStats;
 use save::SaveOpts;
@@ -31,7 +31,6 @@ const BGSAVE_RETRY_DELAY: i64 = 5;
 pub struct RdbState {
     /// Unix seconds of the last successful save (LASTSAVE).
     pub last_save: i64,
-    pub last_bgsave_ok: bool,
     /// Unix seconds of the last BGSAVE attempt (save-point retry delay).
     pub last_bgsave_try: i64,
     /// SAVE and BGSAVE runs (INFO `rdb_saves`).
@@ -54,7 +53,6 @@ impl RdbState {
     pub fn new(now_secs: i64) -> Self {
         RdbState {
             last_save: now_secs,
-            last_bgsave_ok: true,
             last_bgsave_try: 0,
             saves: 0,
             last_bgsave_secs: -1,
@@ -115,7 +113,7 @@ pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
     let started = Instant::now();
     let stats = load_file(srv, file, &path)?;
     crate::log_at!(Notice, "DB loaded from disk: {:.3} seconds", started.elapsed().as_secs_f64());
-    srv.rdb.last_load = stats;
+    rdb_mut(&mut srv.persistence).last_load = stats;
     Ok(())
 }
 
@@ -147,8 +145,8 @@ pub fn save_sync(srv: &mut Server) -> io::Result<()> {
         Ok(()) => {
             crate::log_at!(Notice, "DB saved on disk");
             srv.dirty = 0;
-            srv.rdb.last_save = unix_ms() / 1000;
-            srv.rdb.last_bgsave_ok = true;
+            rdb_mut(&mut srv.persistence).last_save = unix_ms() / 1000;
+            srv.denials.bgsave_failed = false;
             Ok(())
         }
         Err(e) => {
@@ -161,9 +159,9 @@ pub fn save_sync(srv: &mut Server) -> io::Result<()> {
 /// Fork a child that writes the snapshot; the event loop keeps serving.
 pub fn bgsave(srv: &mut Server) -> io::Result<i32> {
     let now = unix_ms();
-    srv.rdb.last_bgsave_try = now / 1000;
-    srv.rdb.dirty_at_fork = srv.dirty;
-    srv.rdb.saves += 1;
+    rdb_mut(&mut srv.persistence).last_bgsave_try = now / 1000;
+    rdb_mut(&mut srv.persistence).dirty_at_fork = srv.dirty;
+    rdb_mut(&mut srv.persistence).saves += 1;
     let (dir, name, opts, mem) = (srv.config.dir.clone(), srv.config.dbfilename.clone(), opts(srv), used_mem());
     let keyspace = &srv.keyspace;
     let pipe = cow::pipe();
@@ -178,15 +176,15 @@ pub fn bgsave(srv: &mut Server) -> io::Result<i32> {
             false
         }
     });
-    srv.rdb.cow_fd = cow::parent_end(pipe, spawned.is_ok());
+    rdb_mut(&mut srv.persistence).cow_fd = cow::parent_end(pipe, spawned.is_ok());
     match spawned {
         Ok(pid) => {
             crate::log_at!(Notice, "Background saving started by pid {pid}");
-            srv.rdb.bgsave_started_ms = now;
+            rdb_mut(&mut srv.persistence).bgsave_started_ms = now;
             Ok(pid)
         }
         Err(e) => {
-            srv.rdb.last_bgsave_ok = false;
+            srv.denials.bgsave_failed = true;
             crate::log_at!(Warning, "Can't save in background: fork: {e}");
             Err(e)
         }
@@ -200,14 +198,14 @@ pub fn remove_temp(srv: &Server, pid: i32) {
 
 /// A BGSAVE child finished.
 pub fn child_done(srv: &mut Server, exit: &ChildExit) {
-    srv.rdb.last_bgsave_secs = exit.elapsed.as_secs() as i64;
-    let cow = cow::collect(srv.rdb.cow_fd.take());
+    rdb_mut(&mut srv.persistence).last_bgsave_secs = exit.elapsed.as_secs() as i64;
+    let cow = cow::collect(rdb_mut(&mut srv.persistence).cow_fd.take());
     if exit.ok {
-        srv.rdb.last_cow = cow.unwrap_or(0);
+        rdb_mut(&mut srv.persistence).last_cow = cow.unwrap_or(0);
         crate::log_at!(Notice, "Background saving terminated with success");
-        srv.dirty = srv.dirty.saturating_sub(srv.rdb.dirty_at_fork);
-        srv.rdb.last_save = unix_ms() / 1000;
-        srv.rdb.last_bgsave_ok = true;
+        srv.dirty = srv.dirty.saturating_sub(rdb_mut(&mut srv.persistence).dirty_at_fork);
+        rdb_mut(&mut srv.persistence).last_save = unix_ms() / 1000;
+        srv.denials.bgsave_failed = false;
         return;
     }
     remove_temp(srv, exit.pid);
@@ -216,12 +214,12 @@ pub fn child_done(srv: &mut Server, exit: &ChildExit) {
             crate::log_at!(Warning, "Background saving terminated by signal {sig}");
             // SIGUSR1 is how the server itself stops a child: not a failure.
             if sig != libc::SIGUSR1 {
-                srv.rdb.last_bgsave_ok = false;
+                srv.denials.bgsave_failed = true;
             }
         }
         None => {
             crate::log_at!(Warning, "Background saving error");
-            srv.rdb.last_bgsave_ok = false;
+            srv.denials.bgsave_failed = true;
         }
     }
 }
@@ -232,12 +230,13 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
         return;
     }
     let now = now_ms / 1000;
-    let may_retry = srv.rdb.last_bgsave_ok || now - srv.rdb.last_bgsave_try > BGSAVE_RETRY_DELAY;
+    let may_retry =
+        !srv.denials.bgsave_failed || now - rdb_mut(&mut srv.persistence).last_bgsave_try > BGSAVE_RETRY_DELAY;
     if !may_retry {
         return;
     }
-    if srv.rdb.scheduled {
-        srv.rdb.scheduled = false;
+    if rdb_mut(&mut srv.persistence).scheduled {
+        rdb_mut(&mut srv.persistence).scheduled = false;
         let _ = bgsave(srv);
         return;
     }
@@ -245,7 +244,7 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
         .config
         .save
         .iter()
-        .find(|&&(secs, changes)| srv.dirty >= changes && now - srv.rdb.last_save > secs as i64)
+        .find(|&&(secs, changes)| srv.dirty >= changes && now - rdb_mut(&mut srv.persistence).last_save > secs as i64)
         .copied();
     if let Some((secs, changes)) = due {
         crate::log_at!(Notice, "{changes} changes in {secs} seconds. Saving...");
@@ -275,18 +274,12 @@ pub fn after_flushall(srv: &mut Server) {
     if srv.children.running() == Some(ChildKind::Rdb) {
         if let Some(exit) = srv.children.kill() {
             remove_temp(srv, exit.pid);
-            cow::collect(srv.rdb.cow_fd.take());
+            cow::collect(rdb_mut(&mut srv.persistence).cow_fd.take());
         }
     }
     if !srv.config.save.is_empty() && save_sync(srv).is_ok() {
         srv.dirty = 1;
     }
-}
-
-/// MISCONF: the last background save failed, save points are configured
-/// and `stop-writes-on-bgsave-error` is on.
-pub fn writes_denied(srv: &Server) -> bool {
-    srv.config.stop_writes_on_bgsave_error && !srv.config.save.is_empty() && !srv.rdb.last_bgsave_ok
 }
 
 /// DEBUG RELOAD: save, empty every db, load the file back.
@@ -301,7 +294,7 @@ pub fn debug_reload(srv: &mut Server) -> Result<(), String> {
     let loaded = std::fs::File::open(&path).and_then(|f| load_file(srv, f, &path));
     match loaded {
         Ok(stats) => {
-            srv.rdb.last_load = stats;
+            rdb_mut(&mut srv.persistence).last_load = stats;
             crate::log_at!(Warning, "DB reloaded by DEBUG RELOAD");
             Ok(())
         }
@@ -314,14 +307,14 @@ pub fn debug_reload(srv: &mut Server) -> Result<(), String> {
 
 /// The `rdb_*` fields of INFO persistence, in Redis's order.
 pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(&'static str, String)> {
-    let st = &srv.rdb;
+    let st = rdb_ref(&srv.persistence);
     let running = srv.children.running() == Some(ChildKind::Rdb);
     let current = if running { (now_ms - st.bgsave_started_ms) / 1000 } else { -1 };
     vec![
         ("rdb_changes_since_last_save", srv.dirty.to_string()),
         ("rdb_bgsave_in_progress", u8::from(running).to_string()),
         ("rdb_last_save_time", st.last_save.to_string()),
-        ("rdb_last_bgsave_status", if st.last_bgsave_ok { "ok" } else { "err" }.to_string()),
+        ("rdb_last_bgsave_status", if srv.denials.bgsave_failed { "err" } else { "ok" }.to_string()),
         ("rdb_last_bgsave_time_sec", st.last_bgsave_secs.to_string()),
         ("rdb_current_bgsave_time_sec", current.to_string()),
         ("rdb_saves", st.saves.to_string()),

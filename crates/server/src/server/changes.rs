@@ -1,0 +1,379 @@
+//! The change stream: what the running command did to the dataset, and its
+//! hand-off to everyone who must hear of it.
+//!
+//! While a command runs, its handler says what happened through `Ctx`
+//! (`modified`, `replicate_as`, `also_replicate`, `replicate_nothing`);
+//! `dispatch::call` closes each command with [`end_command`], which turns
+//! that into the commands that replay it (its argv, or the translation the
+//! handler asked for; lazily expired keys as `DEL` first) and the keys it
+//! changed. EXEC and scripts bracket their inner commands with
+//! [`Changes::begin_atomic`] / [`Changes::end_atomic`] so they replay as one
+//! MULTI/EXEC block. Replay commands are encoded once, as RESP with a
+//! `SELECT` whenever the database changes: the bytes every replay consumer
+//! receives.
+//!
+//! [`publish`] hands the stream on when the outermost command (or block)
+//! has finished, to its consumers in this fixed order:
+//! 1. the AOF (`persistence` installs [`Consumers::aof`]);
+//! 2. the replication backlog and replicas (to come, same bytes);
+//! 3. keyspace notifications and tracking invalidations (to come, the keys);
+//! 4. WATCH and clients blocked on keys (here, in the server layer).
+//!
+//! A consumer that is off costs one branch: nothing is encoded unless a
+//! replay consumer is installed, and no key is copied unless someone
+//! watches or waits for keys.
+use super::Server;
+
+/// A replay consumer: receives the encoded commands of one hand-off.
+pub type ReplayConsumer = fn(&mut Server, &[u8]);
+
+/// The consumers the layers above install; `None` is off.
+#[derive(Default)]
+pub struct Consumers {
+    /// The append-only file (set while appending, by `persistence`).
+    pub aof: Option<ReplayConsumer>,
+}
+
+/// What a handler asked to replay instead of, or besides, its argv.
+#[derive(Debug, Default)]
+struct Translation {
+    /// The argv itself is not replayed.
+    replace: bool,
+    /// Commands to replay (after the argv unless `replace`).
+    cmds: Vec<Vec<Vec<u8>>>,
+}
+
+/// A key a command changed (`expired`: it was found expired and deleted).
+#[derive(Debug)]
+struct Touched {
+    db: usize,
+    key: Vec<u8>,
+    expired: bool,
+}
+
+/// The stream's state between hand-offs.
+#[derive(Default)]
+pub struct Changes {
+    pub consumers: Consumers,
+    /// The running handler's translation, if it asked for one.
+    translation: Option<Translation>,
+    /// Replay commands not yet handed on.
+    out: Vec<u8>,
+    /// Database of the last `SELECT` in the replay stream.
+    selected_db: Option<usize>,
+    /// Nesting of atomic blocks (EXEC, scripts) and whether MULTI went out.
+    atomic_depth: u32,
+    multi_fed: bool,
+    /// Keys changed since the last hand-off (only while someone wants them).
+    touched: Vec<Touched>,
+    /// The running handler named the keys it changed (`Ctx::modified`).
+    said: bool,
+}
+
+impl Changes {
+    /// Whether a replay consumer is on: handlers skip building translations
+    /// when not.
+    #[inline]
+    pub fn replaying(&self) -> bool {
+        self.consumers.aof.is_some()
+    }
+
+    /// The next replay command starts with a `SELECT` (a consumer started
+    /// a new file or stream and must not assume the previous database).
+    pub fn reselect(&mut self) {
+        self.selected_db = None;
+    }
+
+    /// Open an atomic block: what is replayed until the matching
+    /// [`Changes::end_atomic`] goes out as one MULTI/EXEC. Blocks nest.
+    pub fn begin_atomic(&mut self) {
+        self.atomic_depth += 1;
+    }
+
+    /// Close an atomic block; the outermost one writes EXEC if MULTI went out
+    /// (a block that replayed nothing leaves no trace).
+    pub fn end_atomic(&mut self) {
+        self.atomic_depth = self.atomic_depth.saturating_sub(1);
+        if self.atomic_depth == 0 && self.multi_fed {
+            self.multi_fed = false;
+            resp::encode_command(&mut self.out, &[b"EXEC"]);
+        }
+    }
+
+    /// Replay `args` instead of the running command's argv.
+    pub fn replicate_as(&mut self, args: &[&[u8]]) {
+        if self.replaying() {
+            self.translation = Some(Translation { replace: true, cmds: vec![owned(args)] });
+        }
+    }
+
+    /// Replay `args` after what the running command replays (several
+    /// commands go out as one MULTI/EXEC).
+    pub fn also_replicate(&mut self, args: &[&[u8]]) {
+        if self.replaying() {
+            self.translation.get_or_insert_with(Default::default).cmds.push(owned(args));
+        }
+    }
+
+    /// Replay nothing for the running command although it changed the
+    /// dataset (its effects went out some other way).
+    pub fn replicate_nothing(&mut self) {
+        if self.replaying() {
+            self.translation = Some(Translation { replace: true, cmds: Vec::new() });
+        }
+    }
+
+    /// The running handler changed `key` of `db`; `wanted` says whether
+    /// anyone listens for keys (see [`Server::wants_keys`]).
+    #[inline]
+    pub fn modified(&mut self, db: usize, key: &[u8], wanted: bool) {
+        self.said = true;
+        if wanted {
+            self.touch(db, key);
+        }
+    }
+
+    /// A key argument of a write whose handler did not name the keys it
+    /// changed: assumed changed (see `dispatch::call`).
+    pub fn touch(&mut self, db: usize, key: &[u8]) {
+        self.touched.push(Touched { db, key: key.to_vec(), expired: false });
+    }
+
+    /// Start a command: the translation of an enclosing command (EXEC) is
+    /// kept aside until [`end_command`] restores it.
+    #[inline]
+    pub fn begin_command(&mut self) -> Option<OuterTranslation> {
+        if self.replaying() {
+            self.translation.take().map(OuterTranslation)
+        } else {
+            None
+        }
+    }
+
+    /// Replay one command run against database `db`.
+    pub fn replay(&mut self, db: usize, args: &[&[u8]]) {
+        self.prelude(db);
+        resp::encode_command(&mut self.out, args);
+    }
+
+    /// SELECT when the db changes, MULTI at the start of an atomic block
+    /// (after the SELECT, so a block in one db holds only its commands).
+    fn prelude(&mut self, db: usize) {
+        if self.selected_db != Some(db) {
+            self.selected_db = Some(db);
+            let db = db.to_string();
+            resp::encode_command(&mut self.out, &[b"SELECT", db.as_bytes()]);
+        }
+        if self.atomic_depth > 0 && !self.multi_fed {
+            self.multi_fed = true;
+            resp::encode_command(&mut self.out, &[b"MULTI"]);
+        }
+    }
+
+    /// Replay the command's own argv and/or its translation.
+    fn replay_command<'a>(
+        &mut self,
+        db: usize,
+        argv: impl ExactSizeIterator<Item = &'a [u8]>,
+        dirty_moved: bool,
+        mine: Option<Translation>,
+    ) {
+        let Some(t) = mine else {
+            if dirty_moved {
+                self.prelude(db);
+                resp::encode_command_parts(&mut self.out, argv);
+            }
+            return;
+        };
+        let with_argv = !t.replace && dirty_moved;
+        let wrap = t.cmds.len() + usize::from(with_argv) > 1;
+        if wrap {
+            self.begin_atomic();
+        }
+        if with_argv {
+            self.prelude(db);
+            resp::encode_command_parts(&mut self.out, argv);
+        }
+        for c in &t.cmds {
+            self.prelude(db);
+            resp::encode_command(&mut self.out, c);
+        }
+        if wrap {
+            self.end_atomic();
+        }
+    }
+}
+
+/// An enclosing command's translation, kept aside while an inner command
+/// runs (opaque outside this module).
+pub struct OuterTranslation(Translation);
+
+fn owned(args: &[&[u8]]) -> Vec<Vec<u8>> {
+    args.iter().map(|a| a.to_vec()).collect()
+}
+
+impl Server {
+    /// Whether anyone listens for the keys commands change (WATCH, clients
+    /// blocked on keys): otherwise keys are not even copied.
+    #[inline]
+    pub fn wants_keys(&self) -> bool {
+        self.blocking.any_waiters() || !self.watches.is_empty()
+    }
+
+    /// Whether deleted expired keys must be collected (`Db::track_expired`).
+    pub fn wants_expired(&self) -> bool {
+        !self.watches.is_empty() || self.changes.replaying()
+    }
+
+    /// Turn collection of expired keys on or off as [`Server::wants_expired`] says.
+    pub fn update_expired_tracking(&mut self) {
+        let track = self.wants_expired();
+        for db in &mut self.keyspace.dbs {
+            db.track_expired = track;
+        }
+    }
+
+    /// A key changed: fail the next EXEC of every client watching it.
+    pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        for &cid in self.watches.watchers(db, key) {
+            if let Some(c) = self.clients.get_mut(cid) {
+                c.watch_touched = true;
+            }
+        }
+    }
+}
+
+/// Close a command that ran against database `db`: keys found expired are
+/// replayed as `DEL` (before the command, which saw them gone), then the
+/// command itself. `outer` is what [`Changes::begin_command`] returned.
+/// Returns whether the handler named the keys it changed.
+pub fn end_command<'a>(
+    srv: &mut Server,
+    db: usize,
+    argv: impl ExactSizeIterator<Item = &'a [u8]>,
+    dirty_moved: bool,
+    outer: Option<OuterTranslation>,
+) -> bool {
+    collect_expired(srv);
+    let ch = &mut srv.changes;
+    let mine = std::mem::replace(&mut ch.translation, outer.map(|o| o.0));
+    if ch.replaying() {
+        ch.replay_command(db, argv, dirty_moved, mine);
+    }
+    std::mem::take(&mut ch.said)
+}
+
+/// Keys deleted because they expired (lazily or by the active cycle) since
+/// the last call: `DEL` in the replay stream, touched for WATCH.
+pub fn collect_expired(srv: &mut Server) {
+    if !srv.wants_expired() {
+        return;
+    }
+    let watching = !srv.watches.is_empty();
+    for i in 0..srv.keyspace.dbs.len() {
+        if srv.keyspace.dbs[i].expired_log.is_empty() {
+            continue;
+        }
+        for key in std::mem::take(&mut srv.keyspace.dbs[i].expired_log) {
+            if srv.changes.replaying() {
+                srv.changes.replay(i, &[b"DEL", &key]);
+            }
+            if watching {
+                srv.changes.touched.push(Touched { db: i, key, expired: true });
+            }
+        }
+    }
+}
+
+/// Hand what changed since the last call to the consumers, in the order
+/// the module header lists. Inside an atomic block nothing goes out yet: a
+/// block reaches every consumer whole.
+pub fn publish(srv: &mut Server) {
+    let ch = &mut srv.changes;
+    if ch.atomic_depth > 0 || (ch.out.is_empty() && ch.touched.is_empty()) {
+        return;
+    }
+    let out = std::mem::take(&mut ch.out);
+    if !out.is_empty() {
+        if let Some(aof) = ch.consumers.aof {
+            aof(srv, &out);
+        }
+    }
+    let mut out = out;
+    out.clear();
+    srv.changes.out = out;
+    let touched = std::mem::take(&mut srv.changes.touched);
+    for t in &touched {
+        if !t.expired {
+            srv.blocking.signal(t.db, &t.key);
+        }
+        srv.touch_watched(t.db, &t.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replaying() -> Changes {
+        let mut c = Changes::default();
+        c.consumers.aof = Some(|_, _| {});
+        c
+    }
+
+    fn text(c: &Changes) -> String {
+        String::from_utf8_lossy(&c.out).into_owned()
+    }
+
+    #[test]
+    fn select_only_when_the_db_changes() {
+        let mut c = replaying();
+        c.replay(0, &[b"SET", b"k", b"v"]);
+        c.replay(0, &[b"DEL", b"k"]);
+        c.replay(3, &[b"DEL", b"k"]);
+        let want =
+            "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n\
+                    *2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n";
+        assert_eq!(text(&c), want);
+    }
+
+    #[test]
+    fn atomic_blocks_wrap_only_when_something_was_replayed() {
+        let mut c = replaying();
+        c.selected_db = Some(0);
+        c.begin_atomic();
+        c.end_atomic();
+        assert!(c.out.is_empty());
+        c.begin_atomic();
+        c.begin_atomic();
+        c.replay(0, &[b"INCR", b"x"]);
+        c.end_atomic();
+        c.replay(0, &[b"INCR", b"y"]);
+        c.end_atomic();
+        let want =
+            "*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n*2\r\n$4\r\nINCR\r\n$1\r\ny\r\n*1\r\n$4\r\nEXEC\r\n";
+        assert_eq!(text(&c), want);
+    }
+
+    #[test]
+    fn a_translation_with_the_argv_replays_as_one_block() {
+        let mut c = replaying();
+        c.selected_db = Some(0);
+        c.also_replicate(&[b"PEXPIREAT", b"k", b"1"]);
+        let mine = c.translation.take();
+        let argv: [&[u8]; 3] = [b"SET", b"k", b"v"];
+        c.replay_command(0, argv.iter().copied(), true, mine);
+        let want = "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n\
+                    *3\r\n$9\r\nPEXPIREAT\r\n$1\r\nk\r\n$1\r\n1\r\n*1\r\n$4\r\nEXEC\r\n";
+        assert_eq!(text(&c), want);
+    }
+
+    #[test]
+    fn off_builds_no_translation() {
+        let mut c = Changes::default();
+        c.replicate_as(&[b"SET", b"k", b"v"]);
+        c.also_replicate(&[b"DEL", b"k"]);
+        assert!(c.translation.is_none());
+        assert!(c.begin_command().is_none());
+    }
+}
