@@ -129,6 +129,15 @@ fn set_thp_disabled(disable: bool) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Resident set size in bytes, from /proc/self/statm.
+pub fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    pages * page
+}
+
 #[cfg(test)]
 mod tests {
     extern "C" {

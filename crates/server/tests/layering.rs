@@ -40,6 +40,22 @@ const LAYERS: &[(&str, u32)] = &[
 const ROOT_RANK: u32 = 9;
 /// Modules whose submodules only they themselves may name.
 const SEALED: &[&str] = &["persistence"];
+/// Sibling edges that close loops older than this check, tolerated until
+/// someone untangles them (directory, from, to). Mostly the engine's sum
+/// type and its members naming each other (`Value` holds a `List`, `List`
+/// converts to `Value`). The list only shrinks: an entry whose edge is gone
+/// fails the check so it gets deleted.
+const KNOWN_LOOP_EDGES: &[(&str, &str, &str)] = &[
+    ("crates/server/src/engine", "dict", "db"),
+    ("crates/server/src/engine", "db", "hash"),
+    ("crates/server/src/engine", "db", "set"),
+    ("crates/server/src/engine", "value", "list"),
+    ("crates/server/src/engine", "value", "zset"),
+    ("crates/server/src/engine", "value", "hash"),
+    ("crates/server/src/engine", "value", "set"),
+    ("crates/server/src/engine", "hll_sparse", "hll"),
+    ("crates/server/src/scripting/libs", "cjson_decode", "cjson"),
+];
 /// Source trees checked for sibling import loops, relative to the workspace root.
 const LOOP_DIRS: &[&str] = &["crates/resp/src", "crates/server/src", "crates/client/src", "crates/bench/src"];
 
@@ -377,7 +393,24 @@ fn loop_violations(files: &[(String, String)], label: &str) -> Vec<String> {
         }
     }
     let dir = |p: &Vec<String>| [label.to_string()].into_iter().chain(p.iter().cloned()).collect::<Vec<_>>().join("/");
-    graphs.iter().flat_map(|(p, g)| report_cycles(&dir(p), g)).collect()
+    let mut out = Vec::new();
+    for (p, g) in &mut graphs {
+        out.extend(drop_known_edges(&dir(p), g));
+        out.extend(report_cycles(&dir(p), g));
+    }
+    out
+}
+
+/// Remove the tolerated edges of `dir` from `g`; a tolerated edge that no
+/// longer exists is itself reported, so the list cannot go stale.
+fn drop_known_edges(dir: &str, g: &mut Graph) -> Vec<String> {
+    let mut stale = Vec::new();
+    for &(d, from, to) in KNOWN_LOOP_EDGES.iter().filter(|(d, _, _)| *d == dir) {
+        if g.get_mut(from).and_then(|e| e.remove(to)).is_none() {
+            stale.push(format!("{d}: {from} -> {to} is gone: delete it from KNOWN_LOOP_EDGES"));
+        }
+    }
+    stale
 }
 
 /// One shortest cycle through each node not already on a reported cycle.
@@ -547,5 +580,16 @@ mod self_test {
         let edges = "\n    a -> b at src/commands/a.rs:1 `super::b::X`\n    b -> a at src/commands/b.rs:1 `crate::commands::a::y`";
         assert_eq!(loop_violations(&f, "src"), [format!("src/commands: a -> b -> a{edges}")]);
         assert_eq!(loop_violations(&f[1..], "src"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_tolerated_edge_that_is_gone_is_reported() {
+        let dir = "crates/server/src/scripting/libs";
+        let mut g = Graph::new();
+        let gone = format!("{dir}: cjson_decode -> cjson is gone: delete it from KNOWN_LOOP_EDGES");
+        assert_eq!(drop_known_edges(dir, &mut g), [gone]);
+        g.entry("cjson_decode".into()).or_default().insert("cjson".into(), "edge".into());
+        assert!(drop_known_edges(dir, &mut g).is_empty());
+        assert!(g["cjson_decode"].is_empty());
     }
 }

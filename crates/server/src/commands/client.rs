@@ -11,7 +11,6 @@ use crate::server::{ClientInfo, ReplyMode};
 use crate::spec;
 
 use super::conn::valid_client_name;
-use super::server::help_reply;
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
 const PLAIN: u32 = NOSCRIPT | LOADING | STALE;
@@ -325,8 +324,7 @@ fn no_evict(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn help(ctx: &mut Ctx, _argv: &Argv) {
-    help_reply(
-        ctx,
+    ctx.r.help(
         "CLIENT",
         &[
             "GETNAME",

@@ -6,8 +6,6 @@ use crate::dispatch::registry::CommandId;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::glob::glob_match;
 
-use super::server::help_reply;
-
 /// `COMMAND` alone: every top-level command's info.
 pub fn all(ctx: &mut Ctx, _argv: &Argv) {
     let reg = &ctx.reg;
@@ -167,8 +165,7 @@ pub fn getkeys(ctx: &mut Ctx, argv: &Argv) {
 }
 
 pub fn help(ctx: &mut Ctx, _argv: &Argv) {
-    help_reply(
-        ctx,
+    ctx.r.help(
         "COMMAND",
         &[
             "(no subcommand)",

@@ -174,25 +174,16 @@ pub fn human_bytes(n: u64) -> String {
     format!("{v:.2}{}", UNITS[unit])
 }
 
-/// Resident set size in bytes, from /proc/self/statm.
-pub(crate) fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-    pages * page
-}
-
 /// Memory in use. mimalloc keeps no cheap running total of allocated bytes,
 /// and it returns freed pages to the OS at once (see `crate::allocator`), so
 /// the resident set is the honest figure.
 fn allocated_bytes() -> u64 {
-    rss_bytes()
+    crate::allocator::rss_bytes()
 }
 
 fn memory(srv: &Server, s: &mut Section) {
     let used = allocated_bytes();
-    let rss = rss_bytes();
+    let rss = crate::allocator::rss_bytes();
     let maxmemory = srv.config.maxmemory;
     s.field("used_memory", used);
     s.field("used_memory_human", human_bytes(used));

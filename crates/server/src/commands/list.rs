@@ -31,7 +31,6 @@ static SPECS: [CommandSpec; 14] = [
 
 pub fn register(r: &mut crate::dispatch::Registry) {
     r.add(&SPECS);
-    super::list_block::register(r);
 }
 
 // ------------------------------------------------------------ shared helpers

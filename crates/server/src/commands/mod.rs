@@ -38,6 +38,7 @@ pub fn register_all(r: &mut Registry) {
     zsetops::register(r);
     hll::register(r);
     list::register(r);
+    list_block::register(r);
     persistence::register(r);
     script::register(r);
 }

@@ -68,21 +68,8 @@ pub fn register(r: &mut Registry) {
     r.add(&SPECS);
 }
 
-/// Reply Redis's HELP layout: a usage line, then `lines`, then HELP itself.
-pub fn help_reply(ctx: &mut Ctx, command: &str, lines: &[&str]) {
-    let r = &mut ctx.r;
-    r.array(lines.len() + 3);
-    r.simple(format!("{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:").as_bytes());
-    for l in lines {
-        r.simple(l.as_bytes());
-    }
-    r.simple(b"HELP");
-    r.simple(b"    Prints this help.");
-}
-
 fn config_help(ctx: &mut Ctx, _argv: &Argv) {
-    help_reply(
-        ctx,
+    ctx.r.help(
         "CONFIG",
         &[
             "GET <pattern>",
@@ -280,8 +267,7 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
         };
     }
     if argv.is(1, "help") {
-        return help_reply(
-            ctx,
+        return ctx.r.help(
             "DEBUG",
             &[
                 "RELOAD",

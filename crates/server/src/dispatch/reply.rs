@@ -35,6 +35,17 @@ impl<'a> Reply<'a> {
     fn header(&mut self, kind: u8, n: i64) {
         numeric::push_int_line(self.buf, Some(kind), n, true);
     }
+    /// Redis's HELP layout: a usage line for `command`, then `lines`, then
+    /// HELP itself.
+    pub fn help(&mut self, command: &str, lines: &[&str]) {
+        self.array(lines.len() + 3);
+        self.simple(format!("{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:").as_bytes());
+        for l in lines {
+            self.simple(l.as_bytes());
+        }
+        self.simple(b"HELP");
+        self.simple(b"    Prints this help.");
+    }
 
     pub fn ok(&mut self) {
         self.buf.extend_from_slice(b"+OK\r\n");

@@ -75,7 +75,7 @@ fn rdb_path(srv: &Server) -> PathBuf {
 }
 
 fn used_mem() -> u64 {
-    crate::commands::info::rss_bytes()
+    crate::allocator::rss_bytes()
 }
 
 /// Move into `dir` as Redis does at start, and remember it absolute (CONFIG
