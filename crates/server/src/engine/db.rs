@@ -134,8 +134,16 @@ fn clock_secs(now_ms: i64) -> u32 {
 }
 
 /// Bring a key's side-table expiry to `at` (None = persistent); `word` is
-/// the key's metadata.
+/// the key's metadata. Inlined for the common case of a key without a TTL
+/// that stays without one (every plain SET).
+#[inline]
 fn apply_expire(word: &mut u32, expires: &mut Dict<i64>, hash: u64, key: &[u8], at: Option<i64>) {
+    if at.is_some() || Meta(*word).volatile() {
+        update_expire(word, expires, hash, key, at);
+    }
+}
+
+fn update_expire(word: &mut u32, expires: &mut Dict<i64>, hash: u64, key: &[u8], at: Option<i64>) {
     match (Meta(*word).volatile(), at) {
         (false, None) => {}
         (true, None) => {

@@ -221,6 +221,7 @@ impl Server {
     }
 
     /// Whether deleted expired keys must be collected (`Db::track_expired`).
+    #[inline]
     pub fn wants_expired(&self) -> bool {
         !self.watches.is_empty() || self.changes.replaying()
     }
@@ -246,7 +247,9 @@ impl Server {
 /// Close a command that ran against database `db`: keys found expired are
 /// replayed as `DEL` (before the command, which saw them gone), then the
 /// command itself. `outer` is what [`Changes::begin_command`] returned.
-/// Returns whether the handler named the keys it changed.
+/// Returns whether the handler named the keys it changed. Inlined: with
+/// every consumer off this is a handful of loads on every command's path.
+#[inline]
 pub fn end_command<'a>(
     srv: &mut Server,
     db: usize,
@@ -256,19 +259,26 @@ pub fn end_command<'a>(
 ) -> bool {
     collect_expired(srv);
     let ch = &mut srv.changes;
-    let mine = std::mem::replace(&mut ch.translation, outer.map(|o| o.0));
-    if ch.replaying() {
-        ch.replay_command(db, argv, dirty_moved, mine);
+    if ch.replaying() || ch.translation.is_some() || outer.is_some() {
+        let mine = std::mem::replace(&mut ch.translation, outer.map(|o| o.0));
+        if ch.replaying() {
+            ch.replay_command(db, argv, dirty_moved, mine);
+        }
     }
     std::mem::take(&mut ch.said)
 }
 
 /// Keys deleted because they expired (lazily or by the active cycle) since
 /// the last call: `DEL` in the replay stream, touched for WATCH.
+#[inline]
 pub fn collect_expired(srv: &mut Server) {
-    if !srv.wants_expired() {
-        return;
+    if srv.wants_expired() {
+        collect_expired_keys(srv);
     }
+}
+
+#[cold]
+fn collect_expired_keys(srv: &mut Server) {
     let watching = !srv.watches.is_empty();
     for i in 0..srv.keyspace.dbs.len() {
         if srv.keyspace.dbs[i].expired_log.is_empty() {
@@ -288,9 +298,17 @@ pub fn collect_expired(srv: &mut Server) {
 /// Hand what changed since the last call to the consumers, in the order
 /// the module header lists. Inside an atomic block nothing goes out yet: a
 /// block reaches every consumer whole.
+#[inline]
 pub fn publish(srv: &mut Server) {
+    let ch = &srv.changes;
+    if !ch.out.is_empty() || !ch.touched.is_empty() {
+        hand_off(srv);
+    }
+}
+
+fn hand_off(srv: &mut Server) {
     let ch = &mut srv.changes;
-    if ch.atomic_depth > 0 || (ch.out.is_empty() && ch.touched.is_empty()) {
+    if ch.atomic_depth > 0 {
         return;
     }
     let out = std::mem::take(&mut ch.out);
