@@ -9,7 +9,7 @@
 //! Extending: a new module family (`replication/`, `cluster/`, `pubsub/`) gets
 //! a row ranked above everything it calls and below everything that calls it,
 //! e.g. replication reads the change stream and the persistence formats and
-//! is driven by `net`, so it goes at 6 or between 6 and 7 (renumber freely:
+//! is driven by `net`, so it goes between 7 and 8 (renumber freely:
 //! only the order matters). An unlisted module fails on purpose, so its place
 //! is decided in review, not by whichever import came first.
 //!
@@ -31,13 +31,13 @@ const LAYERS: &[(&str, u32)] = &[
     ("daemon", 3),
     ("server", 4),   // server state and the change stream (server/changes.rs)
     ("dispatch", 5), // registry, Ctx, guards, call path
-    ("persistence", 6),
     ("scripting", 6),
-    ("net", 7),      // event loop: drives persistence's group commit and cron
-    ("commands", 8), // command handlers, on top
+    ("persistence", 7), // saves and loads everything, scripting's function libraries included
+    ("net", 8),         // event loop: drives persistence's group commit and cron
+    ("commands", 9),    // command handlers, on top
 ];
 /// The crate root (items defined in lib.rs) may use everything.
-const ROOT_RANK: u32 = 9;
+const ROOT_RANK: u32 = 10;
 /// Modules whose submodules only they themselves may name.
 const SEALED: &[&str] = &["persistence"];
 /// Sibling edges that close loops older than this check, tolerated until
@@ -520,9 +520,9 @@ mod self_test {
         let v = layers(&[("dispatch/mod.rs", dispatch), ("persistence/mod.rs", "pub mod aof;"), ("engine/mod.rs", "")]);
         let at = "src/dispatch/mod.rs:3: `crate::persistence";
         assert_eq!(v, [
-            format!("{at}::aof::Aof`: dispatch (5) may not import persistence (6)"),
+            format!("{at}::aof::Aof`: dispatch (5) may not import persistence (7)"),
             format!("{at}::aof::Aof`: dispatch may not reach into persistence::aof: use what persistence/mod.rs exports"),
-            format!("{at}::load`: dispatch (5) may not import persistence (6)"),
+            format!("{at}::load`: dispatch (5) may not import persistence (7)"),
         ]);
     }
 
@@ -530,7 +530,7 @@ mod self_test {
     fn super_chain_out_of_the_module_is_reported() {
         let aof = "use super::super::net::X;\nuse super::rdb;\nmod tests { use super::*; }";
         let v = layers(&[("net/mod.rs", ""), ("persistence/aof/mod.rs", aof)]);
-        assert_eq!(v, ["src/persistence/aof/mod.rs:1: `super::super::net::X`: persistence (6) may not import net (7)"]);
+        assert_eq!(v, ["src/persistence/aof/mod.rs:1: `super::super::net::X`: persistence (7) may not import net (8)"]);
     }
 
     #[test]
@@ -555,7 +555,7 @@ mod self_test {
             [
                 "src/cluster: module `cluster` is not in the layer table: add it to LAYERS in this test",
                 "src/config/mod.rs:1: `crate::log_at`: config (1) may not import log (2)",
-                "src/config/mod.rs:1: `crate::registry`: config (1) may not import crate root (9)",
+                "src/config/mod.rs:1: `crate::registry`: config (1) may not import crate root (10)",
             ]
         );
     }

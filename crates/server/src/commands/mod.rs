@@ -4,16 +4,22 @@ pub mod bitmap;
 pub mod client;
 pub mod command_cmd;
 pub mod conn;
+pub mod dump;
+pub mod function;
+pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod info;
 pub mod keys;
+pub mod lcs;
 pub mod list;
 mod list_block;
+pub mod migrate;
 pub mod persistence;
 pub mod script;
 pub mod server;
 pub mod set;
+pub mod sort;
 pub mod string;
 pub mod tx;
 pub mod zrange;
@@ -28,6 +34,8 @@ pub fn register_all(r: &mut Registry) {
     client::register(r);
     server::register(r);
     keys::register(r);
+    sort::register(r);
+    lcs::register(r);
     string::register(r);
     bitmap::register(r);
     tx::register(r);
@@ -36,11 +44,15 @@ pub fn register_all(r: &mut Registry) {
     zset::register(r);
     zrange::register(r);
     zsetops::register(r);
+    geo::register(r);
     hll::register(r);
     list::register(r);
     list_block::register(r);
     persistence::register(r);
     script::register(r);
+    function::register(r);
+    dump::register(r);
+    migrate::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

@@ -91,9 +91,18 @@ fn script_flush(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn script_kill(ctx: &mut Ctx, _argv: &Argv) {
-    match ctx.srv.scripting.get_mut::<Scripting>().kill() {
+    kill(ctx, false);
+}
+
+/// SCRIPT KILL (`function` false) and FUNCTION KILL.
+pub(super) fn kill(ctx: &mut Ctx, function: bool) {
+    match ctx.srv.scripting.get_mut::<Scripting>().kill(function) {
         KillOutcome::NotBusy => ctx.r.error("NOTBUSY No scripts in execution right now."),
         KillOutcome::Unkillable => ctx.r.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."),
+        KillOutcome::OtherKind => {
+            let killer = if function { "SCRIPT KILL" } else { "FUNCTION KILL" };
+            ctx.r.error(&format!("BUSY Redis is busy running a script. You can only call {killer} or SHUTDOWN NOSAVE."))
+        }
         KillOutcome::Killed => ctx.r.ok(),
     }
 }

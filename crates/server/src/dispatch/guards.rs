@@ -1,6 +1,7 @@
 //! Checks that run before every command, in order. Each is a small named
 //! function; the first that objects rejects the command with its reply text.
 use super::{flags, Argv, CommandSpec, Ctx};
+use crate::server::BusyScript;
 
 /// Run the guards, in the order Redis's `processCommand` applies them; the
 /// first `Err(reply text)` rejects the command. Called directly rather than
@@ -27,8 +28,10 @@ fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), S
 /// MISCONF until a write succeeds again; reads keep working.
 #[inline]
 fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
-    match &ctx.srv.denials.aof_misconf {
-        Some(reply) if spec.flags & flags::WRITE != 0 || spec.name == "ping" => Err(reply.clone()),
+    match &ctx.srv.denials.aof_error {
+        Some(e) if spec.flags & flags::WRITE != 0 || spec.name == "ping" => {
+            Err(format!("MISCONF Errors writing to the AOF file: {e}"))
+        }
         _ => Ok(()),
     }
 }
@@ -37,14 +40,15 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
 /// run (and SHUTDOWN only with NOSAVE); everything else gets -BUSY.
 #[inline]
 fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
-    if !ctx.srv.script_busy {
+    let Some(kind) = ctx.srv.script_busy else {
         return Ok(());
-    }
+    };
     let nosave = (1..argv.len()).any(|i| argv.is(i, "nosave"));
     if spec.flags & flags::ALLOW_BUSY != 0 && (spec.name != "shutdown" || nosave) {
         return Ok(());
     }
-    Err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.".to_string())
+    let killer = if kind == BusyScript::Eval { "SCRIPT KILL" } else { "FUNCTION KILL" };
+    Err(format!("BUSY Redis is busy running a script. You can only call {killer} or SHUTDOWN NOSAVE."))
 }
 
 /// Redis's reply when `stop-writes-on-bgsave-error` stops writes.

@@ -8,10 +8,13 @@ pub mod rdb;
 
 pub use aof::{async_commit, before_reply, before_sleep, commit_in_flight, committed_epoch, defer_group_commit};
 pub use aof::{set_enabled as set_aof_enabled, set_waker, start_commit, wait_commits};
+pub use rdb::dump::{dump_value, restore_value, DumpError};
 pub use rdb::{after_flushall, change_dir, debug_reload};
 
 use std::io;
 
+use crate::scripting::function::RestorePolicy;
+use crate::scripting::Scripting;
 use crate::server::child::ChildKind;
 use crate::server::{Part, Server};
 use aof::Aof;
@@ -91,6 +94,30 @@ pub fn on_shutdown(srv: &mut Server, save: crate::server::Shutdown) -> io::Resul
     }
     aof::on_shutdown(srv)?;
     rdb::on_shutdown(srv, save)
+}
+
+/// The codes of the function libraries, as the RDB and the AOF base store
+/// them.
+pub fn function_codes(srv: &Server) -> Vec<Vec<u8>> {
+    srv.scripting.get::<Scripting>().functions.libraries().iter().map(|l| l.code.clone()).collect()
+}
+
+/// Load the function libraries a dump held (all of them or none).
+pub(crate) fn install_functions(srv: &mut Server, codes: &[Vec<u8>]) -> Result<(), String> {
+    if codes.is_empty() {
+        return Ok(());
+    }
+    srv.scripting.get_mut::<Scripting>().restore_libraries(codes, RestorePolicy::Append)
+}
+
+/// FUNCTION DUMP's payload for the libraries whose codes are `codes`.
+pub fn dump_functions(codes: &[Vec<u8>], compress: bool) -> Vec<u8> {
+    rdb::functions::dump(codes, compress)
+}
+
+/// The library codes of a FUNCTION RESTORE payload, or the error reply.
+pub fn parse_function_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    rdb::functions::parse(payload)
 }
 
 /// How a request to save or rewrite in the background went.

@@ -11,12 +11,19 @@ use std::time::{Duration, Instant};
 use mlua::VmState;
 
 use super::{Scripting, Shared};
+use crate::server::BusyScript;
 
 /// How often other clients are served while a script is busy.
 const POLL_EVERY: Duration = Duration::from_millis(10);
 
 /// The instruction hook of every Lua state.
 pub(super) fn on_hook(shared: &Shared) -> mlua::Result<VmState> {
+    if let Some(deadline) = shared.load_deadline.get() {
+        if Instant::now() > deadline {
+            return Err(mlua::Error::runtime("FUNCTION LOAD timeout"));
+        }
+        return Ok(VmState::Continue);
+    }
     // SAFETY: the hook runs inside a script run, see `Shared::server`.
     let Some(srv) = (unsafe { shared.server() }) else { return Ok(VmState::Continue) };
     let threshold = srv.config.busy_reply_threshold as u128;
@@ -29,8 +36,8 @@ pub(super) fn on_hook(shared: &Shared) -> mlua::Result<VmState> {
         return Ok(VmState::Continue);
     }
     run.last_poll = Some(Instant::now());
-    if !srv.script_busy {
-        srv.script_busy = true;
+    if srv.script_busy.is_none() {
+        srv.script_busy = Some(if run.function.is_some() { BusyScript::Function } else { BusyScript::Eval });
         crate::log_at!(
             Warning,
             "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command."

@@ -23,6 +23,7 @@
 mod busy;
 mod call;
 mod convert;
+pub mod function;
 pub mod libs;
 mod rand;
 mod run;
@@ -62,6 +63,10 @@ pub(crate) struct Shared {
     arg_buf: RefCell<Vec<u8>>,
     /// `redisLrand48` state behind `math.random`.
     rand: Cell<u64>,
+    /// Functions a loading library registered (None: no library loads).
+    registering: RefCell<Option<Vec<function::FunctionInfo>>>,
+    /// When a loading library's top level runs out of time.
+    load_deadline: Cell<Option<Instant>>,
 }
 
 impl Shared {
@@ -110,6 +115,8 @@ pub struct Run {
     pub kill: bool,
     /// When the busy poller last ran.
     pub last_poll: Option<Instant>,
+    /// FCALL: the function's name and the caller's command (FUNCTION STATS).
+    pub function: Option<(Vec<u8>, Vec<Vec<u8>>)>,
 }
 
 /// A Lua state with its sandbox, and registry references to what a run
@@ -134,6 +141,8 @@ pub struct Scripting {
     shared: Rc<Shared>,
     pub running: Option<Run>,
     bodies_bytes: usize,
+    /// FUNCTION libraries, in a Lua state of their own.
+    pub functions: function::Functions,
 }
 
 impl Default for Scripting {
@@ -150,9 +159,19 @@ impl Scripting {
             args: RefCell::new(resp::Args::default()),
             arg_buf: RefCell::new(Vec::new()),
             rand: Cell::new(rand::INITIAL_STATE),
+            registering: RefCell::new(None),
+            load_deadline: Cell::new(None),
         });
         let state = sandbox::new_state(&shared).expect("building the Lua sandbox");
-        Scripting { scripts: HashMap::default(), state, shared, running: None, bodies_bytes: 0 }
+        let functions = function::Functions::new(&shared);
+        Scripting { scripts: HashMap::default(), state, shared, running: None, bodies_bytes: 0, functions }
+    }
+
+    fn state_of(&self, engine: run::Engine) -> &State {
+        match engine {
+            run::Engine::Eval => &self.state,
+            run::Engine::Function => &self.functions.state.base,
+        }
     }
 
     /// SCRIPT FLUSH: forget every script and start from a fresh Lua state.
@@ -263,26 +282,84 @@ pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly
     };
     let script = &sc.scripts[&sha];
     let (func_ref, readonly) = (script.func_ref, readonly || script.flags.no_writes);
-    run::run_script(ctx, func_ref, &sha, readonly, keys, args);
+    let name = std::str::from_utf8(&sha).unwrap_or_default();
+    let target = run::Target { engine: run::Engine::Eval, func_ref, name, caller: None };
+    run::run_script(ctx, target, readonly, keys, args);
 }
 
-/// What SCRIPT KILL does to the running script.
+/// What SCRIPT KILL / FUNCTION KILL does to the running script.
 pub enum KillOutcome {
     NotBusy,
     Unkillable,
+    /// The other kind runs (a function for SCRIPT KILL, an EVAL for
+    /// FUNCTION KILL): the reply is that kind's -BUSY.
+    OtherKind,
     Killed,
 }
 
 impl Scripting {
-    /// SCRIPT KILL: ask the running script to stop, unless it already wrote.
-    pub fn kill(&mut self) -> KillOutcome {
+    /// SCRIPT KILL (`function` false) or FUNCTION KILL: ask the running
+    /// script to stop, unless it already wrote or is of the other kind.
+    pub fn kill(&mut self, function: bool) -> KillOutcome {
         match self.running.as_mut() {
             None => KillOutcome::NotBusy,
             Some(r) if r.wrote => KillOutcome::Unkillable,
+            Some(r) if r.function.is_some() != function => KillOutcome::OtherKind,
             Some(r) => {
                 r.kill = true;
                 KillOutcome::Killed
             }
         }
     }
+}
+
+impl Scripting {
+    /// FUNCTION LOAD: returns the library's name.
+    pub fn load_library(&mut self, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
+        self.functions.load(&self.shared, code, replace)
+    }
+
+    /// FUNCTION RESTORE and loading a dump: every library of `codes`, or none.
+    pub fn restore_libraries(&mut self, codes: &[Vec<u8>], policy: function::RestorePolicy) -> Result<(), String> {
+        self.functions.restore(&self.shared, codes, policy)
+    }
+}
+
+/// FCALL / FCALL_RO of function `name` (known to exist) with `keys` and
+/// `args`; `caller` is the command, for FUNCTION STATS. A function without
+/// `no-writes` is refused where writes would be (MISCONF, `_RO`).
+pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], args: &[&[u8]], ro: bool, caller: Vec<Vec<u8>>) {
+    let sc = ctx.srv.scripting.get::<Scripting>();
+    let Some(f) = sc.functions.find(name) else { return ctx.r.error("ERR Function not found") };
+    let (func_ref, flags) = (f.func_ref, f.flags);
+    let may_write = flags & function::NO_WRITES == 0;
+    if may_write {
+        if let Err(msg) = writable(ctx.srv, ro) {
+            return ctx.r.error(&msg);
+        }
+    }
+    let name = String::from_utf8_lossy(name).into_owned();
+    let target = run::Target { engine: run::Engine::Function, func_ref, name: &name, caller: Some(caller) };
+    run::run_script(ctx, target, ro || !may_write, keys, args);
+}
+
+/// Redis's checks before a script that may write: not while writes are
+/// refused for a disk error, not through a `_RO` command.
+fn writable(srv: &Server, ro: bool) -> Result<(), String> {
+    let cfg = &srv.config;
+    if srv.denials.bgsave_failed && cfg.stop_writes_on_bgsave_error && !cfg.save.is_empty() {
+        return Err("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to \
+                    disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts."
+            .into());
+    }
+    if let Some(e) = &srv.denials.aof_error {
+        return Err(format!(
+            "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. \
+             Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: {e}"
+        ));
+    }
+    if ro {
+        return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+    }
+    Ok(())
 }

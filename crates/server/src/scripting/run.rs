@@ -17,10 +17,21 @@ use super::{convert, Run, Scripting, Shared, GC_AFTER_RUN_ABOVE};
 use crate::dispatch::{Ctx, Reply};
 use crate::server::Server;
 
+/// Which Lua state a run enters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Engine {
+    /// EVAL's state: KEYS and ARGV are globals.
+    Eval,
+    /// The function libraries' state: KEYS and ARGV are the callback's
+    /// two arguments.
+    Function,
+}
+
 /// What `run_job` needs, passed as light userdata.
 struct Job<'a, 'r> {
     keys: &'a [&'a [u8]],
     args: &'a [&'a [u8]],
+    engine: Engine,
     globals_ref: c_int,
     runner_ref: c_int,
     func_ref: c_int,
@@ -29,18 +40,22 @@ struct Job<'a, 'r> {
     sha: &'a str,
 }
 
-/// Run the script registered as `func_ref` and write its reply.
-pub(super) fn run_script(
-    ctx: &mut Ctx,
-    func_ref: c_int,
-    sha: &[u8; 40],
-    readonly: bool,
-    keys: &[&[u8]],
-    args: &[&[u8]],
-) {
+/// The script or function to run: its engine, its registry reference, the
+/// name errors cite (an EVAL's SHA, a function's name), and for FCALL the
+/// caller's command (FUNCTION STATS shows it).
+pub(super) struct Target<'a> {
+    pub engine: Engine,
+    pub func_ref: c_int,
+    pub name: &'a str,
+    pub caller: Option<Vec<Vec<u8>>>,
+}
+
+/// Run `target` and write its reply.
+pub(super) fn run_script(ctx: &mut Ctx, target: Target, readonly: bool, keys: &[&[u8]], args: &[&[u8]]) {
     let sc = ctx.srv.scripting.get_mut::<Scripting>();
-    let (l, globals_ref, runner_ref, job_ref) =
-        (sc.state.raw, sc.state.globals_ref, sc.state.runner_ref, sc.state.job_ref);
+    let state = sc.state_of(target.engine);
+    let (l, globals_ref, runner_ref, job_ref) = (state.raw, state.globals_ref, state.runner_ref, state.job_ref);
+    let (func_ref, engine, sha) = (target.func_ref, target.engine, target.name);
     let shared = sc.shared.clone();
     sc.running = Some(Run {
         reg: ctx.reg,
@@ -53,13 +68,14 @@ pub(super) fn run_script(
         started: Instant::now(),
         kill: false,
         last_poll: None,
+        function: target.caller.map(|argv| (sha.as_bytes().to_vec(), argv)),
     });
     // The script's writes reach the AOF as one MULTI/EXEC block (each inner
     // command propagates itself through `dispatch::call`), never the EVAL.
     ctx.srv.changes.begin_atomic();
     shared.srv.set(&mut *ctx.srv as *mut Server);
-    let sha = std::str::from_utf8(sha).unwrap_or_default();
-    let mut job = Job { keys, args, globals_ref, runner_ref, func_ref, shared: &shared, reply: &mut ctx.r, sha };
+    let mut job =
+        Job { keys, args, engine, globals_ref, runner_ref, func_ref, shared: &shared, reply: &mut ctx.r, sha };
     // SAFETY: `l` is the state's main thread, idle (no Lua runs outside
     // scripts); two pushes fit in its free stack; the job outlives the call.
     let failure = unsafe {
@@ -78,19 +94,19 @@ pub(super) fn run_script(
     };
     shared.srv.set(std::ptr::null_mut());
     let run = ctx.srv.scripting.get_mut::<Scripting>().running.take().expect("run state set above");
-    ctx.srv.script_busy = false;
+    ctx.srv.script_busy = None;
     ctx.srv.changes.end_atomic();
     ctx.replicate_nothing();
     if let Some(text) = failure {
         let mut msg = b"ERR Error running script: ".to_vec();
         msg.extend_from_slice(&text);
         if run.kill {
-            msg =
-                format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.").into_bytes();
+            let source = if engine == Engine::Eval { "@user_script" } else { "@user_function" };
+            msg = format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on {source}:1.").into_bytes();
         }
         ctx.r.error_bytes(&msg);
     }
-    let lua = &ctx.srv.scripting.get::<Scripting>().state.lua;
+    let lua = &ctx.srv.scripting.get_mut::<Scripting>().state_of(engine).lua;
     if lua.used_memory() > GC_AFTER_RUN_ABOVE {
         // A big (often failed) run leaves garbage the incremental GC would
         // keep for a long while; give it back now.
@@ -109,11 +125,19 @@ pub(super) unsafe extern "C-unwind" fn run_job(l: *mut lua_State) -> c_int {
     unsafe {
         let job = &mut *(ffi::lua_touserdata(l, 1) as *mut Job);
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, job.globals_ref as ffi::lua_Integer);
-        set_list(l, c"KEYS", job.keys);
-        set_list(l, c"ARGV", job.args);
+        if job.engine == Engine::Eval {
+            set_list(l, c"KEYS", job.keys);
+            set_list(l, c"ARGV", job.args);
+        }
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, job.runner_ref as ffi::lua_Integer);
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, job.func_ref as ffi::lua_Integer);
-        ffi::lua_call(l, 1, 2);
+        if job.engine == Engine::Eval {
+            ffi::lua_call(l, 1, 2);
+        } else {
+            push_list(l, job.keys);
+            push_list(l, job.args);
+            ffi::lua_call(l, 3, 2);
+        }
         // Stack: job, globals, ok, value.
         let (resp3, killed) = match job.shared.server().and_then(|s| s.scripting.get::<Scripting>().running.as_ref()) {
             Some(run) => (run.resp == 3, run.kill),
@@ -126,6 +150,18 @@ pub(super) unsafe extern "C-unwind" fn run_job(l: *mut lua_State) -> c_int {
             job.reply.error_bytes(&msg);
         }
         0
+    }
+}
+
+/// Push a new array of `items` (a function's KEYS or ARGV).
+unsafe fn push_list(l: *mut lua_State, items: &[&[u8]]) {
+    // SAFETY: one table pushed and filled; the caller made stack room.
+    unsafe {
+        ffi::lua_createtable(l, items.len() as c_int, 0);
+        for (i, item) in items.iter().enumerate() {
+            ffi::lua_pushlstring(l, item.as_ptr() as *const _, item.len());
+            ffi::lua_rawseti(l, -2, i as ffi::lua_Integer + 1);
+        }
     }
 }
 

@@ -97,7 +97,11 @@ setmetatable(G, {__index = function(_, k)
 end, __metatable = false})
 local env = readonly(G)
 G._G = env
-return env, function(f) return xpcall(f, handler) end
+-- A function's callback gets KEYS and ARGV as arguments (`k`, `a`).
+return env, function(f, k, a)
+  if k == nil then return xpcall(f, handler) end
+  return xpcall(function() return f(k, a) end, handler)
+end
 "#;
 
 /// A fresh sandboxed state sharing `shared` with the server.
@@ -150,6 +154,17 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     })
 }
 
+/// A registry reference keeping `v` alive until [`unref`].
+pub(super) fn make_ref(lua: &Lua, v: impl mlua::IntoLua) -> mlua::Result<c_int> {
+    registry_ref(lua, v)
+}
+
+/// Drop a reference made by [`make_ref`].
+pub(super) fn unref(lua: &Lua, r: c_int) {
+    // SAFETY: releases a registry slot this state handed out.
+    let _ = unsafe { lua.exec_raw::<()>((), |state| ffi::luaL_unref(state, ffi::LUA_REGISTRYINDEX, r)) };
+}
+
 /// A registry reference keeping `v` alive for the state's lifetime.
 fn registry_ref(lua: &Lua, v: impl mlua::IntoLua) -> mlua::Result<c_int> {
     // SAFETY: pops the pushed argument into the registry, pushes the index.
@@ -183,7 +198,7 @@ fn error_handler(lua: &Lua) -> mlua::Result<Function> {
         for level in 1..200 {
             let Some(found) = lua.inspect_stack(level, |d| {
                 let src = d.source().source.map(|s| s.into_owned());
-                (src.as_deref() == Some("@user_script")).then(|| d.current_line().unwrap_or(0))
+                src.filter(|s| s == "@user_script" || s == "@user_function").map(|s| (s, d.current_line().unwrap_or(0)))
             }) else {
                 break;
             };
@@ -201,8 +216,8 @@ fn error_handler(lua: &Lua) -> mlua::Result<Function> {
                 t
             }
         };
-        if let Some(line) = at {
-            t.raw_set("source", "@user_script")?;
+        if let Some((source, line)) = at {
+            t.raw_set("source", source)?;
             t.raw_set("line", line as i64)?;
         }
         Ok(t)

@@ -210,8 +210,17 @@ pub struct WriteDenials {
     /// The last background save failed (`persistence`); writes get MISCONF
     /// while save points are set and `stop-writes-on-bgsave-error` is on.
     pub bgsave_failed: bool,
-    /// The AOF can't be written (`persistence`): the MISCONF reply to give.
-    pub aof_misconf: Option<String>,
+    /// The AOF can't be written (`persistence`): the error (strerror text)
+    /// MISCONF replies quote.
+    pub aof_error: Option<String>,
+}
+
+/// What kind of script holds the server past `busy-reply-threshold` (the
+/// -BUSY reply names the command that can kill it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusyScript {
+    Eval,
+    Function,
 }
 
 /// Serves other clients while a script runs past `busy-reply-threshold`
@@ -251,9 +260,9 @@ pub struct Server {
     pub config_file: String,
     /// The background child (BGSAVE, AOF rewrite), if one runs.
     pub children: child::Children,
-    /// A script has run past `busy-reply-threshold`: only allow-busy
-    /// commands run until it ends.
-    pub script_busy: bool,
+    /// A script or function has run past `busy-reply-threshold`: only
+    /// allow-busy commands run until it ends.
+    pub script_busy: Option<BusyScript>,
     /// Set by the event loop: serves other clients while a script is busy.
     pub busy_hook: Option<Box<dyn BusyHook>>,
     /// RDB and AOF state (`persistence::state`).
@@ -291,7 +300,7 @@ impl Server {
             executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             config_file: String::new(),
             children: Default::default(),
-            script_busy: false,
+            script_busy: None,
             busy_hook: None,
             persistence,
             scripting,

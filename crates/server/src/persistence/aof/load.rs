@@ -89,7 +89,8 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
         // A fresh start: the first base holds whatever is loaded (nothing).
         let format = super::rewrite::base_format(cfg);
         let name = format!("{}.1.{}", cfg.appendfilename, super::rewrite::base_suffix(format));
-        super::rewrite::write_base(&srv.keyspace, &dir.join(&name), unix_ms(), format)?;
+        let functions = crate::persistence::function_codes(srv);
+        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), unix_ms(), format)?;
         crate::log_at!(Notice, "Creating AOF base file {name} on server start");
         m.base = Some(AofFile { name, seq: 1, kind: FileType::Base });
         changed = true;
@@ -153,8 +154,11 @@ fn replay_file(srv: &mut Server, reg: &'static Registry, path: &Path, last: bool
 /// Load the RDB snapshot that starts `data`; returns its length.
 fn load_preamble(srv: &mut Server, data: &[u8], name: &str) -> Result<usize, String> {
     let mut rest = data;
-    let stats = crate::persistence::rdb::load::load(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
+    let mut stats = crate::persistence::rdb::load::load(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
         .map_err(|e| format!("Bad RDB data in the append only file {name} at byte offset {}: {}", e.offset, e.msg))?;
+    let codes = std::mem::take(&mut stats.functions);
+    crate::persistence::install_functions(srv, &codes)
+        .map_err(|e| format!("Can't load the functions of the append only file {name}: {e}"))?;
     crate::log_at!(Notice, "Reading RDB base file on AOF loading... {name}: {} keys loaded", stats.keys_loaded);
     Ok(data.len() - rest.len())
 }

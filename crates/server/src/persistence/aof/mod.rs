@@ -144,9 +144,8 @@ fn flush(srv: &mut Server, policy: Appendfsync, force: bool) {
 fn sync_denial(srv: &mut Server) {
     let aof = aof_ref(&srv.persistence);
     let refuse = aof.state != State::Off && aof.write_error.is_some();
-    if refuse || srv.denials.aof_misconf.is_some() {
-        srv.denials.aof_misconf =
-            aof.write_error.as_ref().filter(|_| refuse).map(|e| format!("MISCONF Errors writing to the AOF file: {e}"));
+    if refuse || srv.denials.aof_error.is_some() {
+        srv.denials.aof_error = aof.write_error.clone().filter(|_| refuse);
     }
 }
 

@@ -42,11 +42,12 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
     }
     let now = unix_ms();
     let (keyspace, dir2, format) = (&srv.keyspace, dir.clone(), base_format(&srv.config));
+    let functions = crate::persistence::function_codes(srv);
     let spawned = srv.children.spawn(ChildKind::AofRewrite, move || {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() };
         let path = dir2.join(format!("temp-rewriteaof-bg-{pid}.aof"));
-        match write_base(keyspace, &path, now, format) {
+        match write_base(keyspace, &functions, &path, now, format) {
             Ok(()) => true,
             Err(e) => {
                 crate::log_at!(Warning, "Error writing the AOF base {}: {e}", path.display());
@@ -146,14 +147,23 @@ pub fn base_suffix(format: Option<SaveOpts>) -> &'static str {
 
 /// Write the keyspace to `path` (fsynced): an RDB snapshot when `rdb` says
 /// so, else the commands that rebuild it.
-pub fn write_base(ks: &Keyspace, path: &Path, now: i64, rdb: Option<SaveOpts>) -> io::Result<()> {
+pub fn write_base(
+    ks: &Keyspace,
+    functions: &[Vec<u8>],
+    path: &Path,
+    now: i64,
+    rdb: Option<SaveOpts>,
+) -> io::Result<()> {
     if let Some(opts) = rdb {
         let w = BufWriter::with_capacity(1 << 20, File::create(path)?);
-        let f = write_rdb(ks, w, opts, 0)?.into_inner().map_err(|e| e.into_error())?;
+        let f = write_rdb(ks, functions, w, opts, 0)?.into_inner().map_err(|e| e.into_error())?;
         return f.sync_all();
     }
     let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
     let mut out = Vec::with_capacity(1 << 16);
+    for code in functions {
+        encode(&mut out, &[b"FUNCTION".as_slice(), b"LOAD", code]);
+    }
     for (i, db) in ks.dbs.iter().enumerate() {
         if db.is_empty() {
             continue;

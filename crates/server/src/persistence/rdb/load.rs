@@ -34,10 +34,13 @@ impl std::fmt::Display for LoadError {
 type LResult<T> = Result<T, LoadError>;
 
 /// What a load found (INFO `rdb_last_load_keys_*`).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct LoadStats {
     pub keys_loaded: u64,
     pub keys_expired: u64,
+    /// Codes of the function libraries the file holds (the caller loads
+    /// them: they are scripting's, not the keyspace's).
+    pub functions: Vec<Vec<u8>>,
 }
 
 /// Decodes RDB items from `R`, tracking the offset and the running CRC64.
@@ -185,7 +188,7 @@ impl<R: Read> Reader<R> {
 }
 
 /// The engine limits that pick encodings for loaded values.
-struct Limits3 {
+pub(super) struct Limits3 {
     hash: HashLimits,
     zset: Limits,
     intset: u64,
@@ -193,7 +196,7 @@ struct Limits3 {
 }
 
 impl Limits3 {
-    fn of(cfg: &Config) -> Self {
+    pub(super) fn of(cfg: &Config) -> Self {
         Limits3 {
             hash: HashLimits { entries: cfg.hash_max_listpack_entries, value: cfg.hash_max_listpack_value },
             zset: Limits {
@@ -246,13 +249,25 @@ fn hash_of(pairs: Vec<(Vec<u8>, Vec<u8>)>, lim: &Limits3) -> Hash {
     h
 }
 
-fn pairs(flat: Vec<Vec<u8>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// A packed blob's flat elements as pairs; an odd count is corrupt.
+fn pairs_of<R: Read>(r: &Reader<R>, flat: Vec<Vec<u8>>) -> LResult<Vec<(Vec<u8>, Vec<u8>)>> {
+    if !flat.len().is_multiple_of(2) {
+        return r.error("odd number of elements in a field/value or member/score blob");
+    }
     let mut it = flat.into_iter();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(it.len() / 2);
     while let (Some(a), Some(b)) = (it.next(), it.next()) {
         out.push((a, b));
     }
-    out
+    Ok(out)
+}
+
+/// Redis refuses a collection that names a member or field twice.
+fn no_duplicates<R: Read>(r: &Reader<R>, read: usize, kept: usize) -> LResult<()> {
+    if read != kept {
+        return r.error("duplicate members or fields in a collection");
+    }
+    Ok(())
 }
 
 /// Read a list in any of its encodings.
@@ -307,18 +322,21 @@ fn read_zset<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3) -> LResult<Value>
             let flat =
                 unpack(r, if t == TYPE_ZSET_ZIPLIST { packed::ziplist(&blob) } else { packed::listpack(&blob) })?;
             let mut v = Vec::with_capacity(flat.len() / 2);
-            for (m, s) in pairs(flat) {
+            for (m, s) in pairs_of(r, flat)? {
                 let score = parse_score(r, &s)?;
                 v.push((m, score));
             }
             v
         }
     };
-    Ok(Value::ZSet(Box::new(zset_of(items, lim))))
+    let read = items.len();
+    let z = zset_of(items, lim);
+    no_duplicates(r, read, z.len())?;
+    Ok(Value::ZSet(Box::new(z)))
 }
 
 /// Read one value of RDB type `t`; `scratch` is a reusable buffer.
-fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Vec<u8>) -> LResult<Value> {
+pub(super) fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Vec<u8>) -> LResult<Value> {
     Ok(match t {
         TYPE_STRING => {
             r.string_into(scratch)?;
@@ -336,7 +354,9 @@ fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Ve
             for _ in 0..n {
                 ms.push(r.string()?);
             }
-            Value::Set(set_of(ms, lim))
+            let set = set_of(ms, lim);
+            no_duplicates(r, n as usize, set.len())?;
+            Value::Set(set)
         }
         TYPE_SET_INTSET => {
             let blob = r.string()?;
@@ -348,8 +368,11 @@ fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Ve
                     format_i64(&mut s, v);
                     s
                 })
-                .collect();
-            Value::Set(set_of(ms, lim))
+                .collect::<Vec<_>>();
+            let read = ms.len();
+            let set = set_of(ms, lim);
+            no_duplicates(r, read, set.len())?;
+            Value::Set(set)
         }
         TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => read_zset(r, t, lim)?,
         TYPE_HASH => {
@@ -358,13 +381,19 @@ fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Ve
             for _ in 0..n {
                 ps.push((r.string()?, r.string()?));
             }
-            Value::Hash(hash_of(ps, lim))
+            let h = hash_of(ps, lim);
+            no_duplicates(r, n as usize, h.len())?;
+            Value::Hash(h)
         }
         TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
             let blob = r.string()?;
             let flat =
                 unpack(r, if t == TYPE_HASH_ZIPLIST { packed::ziplist(&blob) } else { packed::listpack(&blob) })?;
-            Value::Hash(hash_of(pairs(flat), lim))
+            let ps = pairs_of(r, flat)?;
+            let read = ps.len();
+            let h = hash_of(ps, lim);
+            no_duplicates(r, read, h.len())?;
+            Value::Hash(h)
         }
         TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
             return r.error("the RDB holds a stream, a type Volley does not support")
@@ -375,7 +404,7 @@ fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scratch: &mut Ve
     })
 }
 
-fn is_empty(v: &Value) -> bool {
+pub(super) fn is_empty(v: &Value) -> bool {
     match v {
         Value::Str(_) => false,
         Value::List(l) => l.is_empty(),
@@ -454,7 +483,8 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
                 r.u8()?;
             }
             OP_MODULE_AUX => return r.error("the RDB holds module auxiliary data, which Volley cannot load"),
-            OP_FUNCTION | OP_FUNCTION2 => return r.error("the RDB holds Redis functions, which Volley cannot load"),
+            OP_FUNCTION2 => stats.functions.push(r.string()?),
+            OP_FUNCTION => return r.error("the RDB holds functions in Redis 7.0's pre-release format"),
             t => {
                 r.string_into(&mut key)?;
                 let value = read_value(&mut r, t, &lim, &mut scratch)?;

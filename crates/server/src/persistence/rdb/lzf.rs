@@ -66,7 +66,9 @@ pub fn compress(input: &[u8], min_gain: usize) -> Option<Vec<u8>> {
 
 /// Decompress into exactly `len` bytes; `None` if the data is malformed.
 pub fn decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(len);
+    // A corrupt `len` must not reserve memory the input cannot produce: a
+    // 3-byte back-reference yields at most 264 bytes.
+    let mut out = Vec::with_capacity(len.min(input.len().saturating_mul(MAX_MATCH / 3 + 1)));
     let mut ip = 0;
     while ip < input.len() {
         let ctrl = input[ip] as usize;

@@ -3,9 +3,12 @@
 //! background save through the forked child, the save SHUTDOWN owes, and
 //! what FLUSHALL, CONFIG SET dir, DEBUG RELOAD and the MISCONF guard need.
 //! The byte format lives in `format`/`packed`/`lzf`, the file walk in
-//! `save`/`load`; the commands are `commands::persistence`.
+//! `save`/`load`, single-value DUMP payloads in `dump`; the commands are
+//! `commands::persistence` (and `commands::dump` for DUMP/RESTORE).
 mod cow;
+pub mod dump;
 pub mod format;
+pub mod functions;
 pub mod load;
 pub mod lzf;
 pub mod packed;
@@ -119,7 +122,12 @@ pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
 
 fn load_file(srv: &mut Server, file: std::fs::File, path: &std::path::Path) -> io::Result<LoadStats> {
     let reader = BufReader::with_capacity(1 << 20, file);
-    match load::load(&mut srv.keyspace, reader, &srv.config, unix_ms()) {
+    let loaded = load::load(&mut srv.keyspace, reader, &srv.config, unix_ms());
+    let loaded = loaded.and_then(|mut stats| {
+        let codes = std::mem::take(&mut stats.functions);
+        super::install_functions(srv, &codes).map(|()| stats).map_err(|msg| load::LoadError { offset: 0, msg })
+    });
+    match loaded {
         Ok(stats) => {
             crate::log_at!(
                 Notice,
@@ -141,7 +149,8 @@ fn load_file(srv: &mut Server, file: std::fs::File, path: &std::path::Path) -> i
 /// Save in the foreground (SAVE, SHUTDOWN, FLUSHALL, DEBUG RELOAD).
 pub fn save_sync(srv: &mut Server) -> io::Result<()> {
     let dir = srv.config.dir.clone();
-    match save::save_to_file(&srv.keyspace, &dir, &srv.config.dbfilename, opts(srv), used_mem()) {
+    let functions = super::function_codes(srv);
+    match save::save_to_file(&srv.keyspace, &functions, &dir, &srv.config.dbfilename, opts(srv), used_mem()) {
         Ok(()) => {
             crate::log_at!(Notice, "DB saved on disk");
             srv.dirty = 0;
@@ -163,9 +172,10 @@ pub fn bgsave(srv: &mut Server) -> io::Result<i32> {
     rdb_mut(&mut srv.persistence).dirty_at_fork = srv.dirty;
     rdb_mut(&mut srv.persistence).saves += 1;
     let (dir, name, opts, mem) = (srv.config.dir.clone(), srv.config.dbfilename.clone(), opts(srv), used_mem());
-    let keyspace = &srv.keyspace;
+    let (keyspace, functions) = (&srv.keyspace, super::function_codes(srv));
     let pipe = cow::pipe();
-    let spawned = srv.children.spawn(ChildKind::Rdb, || match save::save_to_file(keyspace, &dir, &name, opts, mem) {
+    let save = || save::save_to_file(keyspace, &functions, &dir, &name, opts, mem);
+    let spawned = srv.children.spawn(ChildKind::Rdb, || match save() {
         Ok(()) => {
             crate::log_at!(Notice, "DB saved on disk");
             cow::report(pipe);
@@ -290,6 +300,8 @@ pub fn debug_reload(srv: &mut Server) -> Result<(), String> {
     for db in srv.keyspace.dbs.iter_mut() {
         drop(db.clear());
     }
+    // Redis empties the whole dataset, functions included, before reloading.
+    srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
     let path = rdb_path(srv);
     let loaded = std::fs::File::open(&path).and_then(|f| load_file(srv, f, &path));
     match loaded {

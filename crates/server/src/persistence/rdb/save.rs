@@ -30,7 +30,7 @@ pub struct SaveOpts {
 }
 
 /// The RDB type byte a value is written with.
-fn type_of(v: &Value) -> u8 {
+pub(super) fn type_of(v: &Value) -> u8 {
     match v {
         Value::Str(_) => TYPE_STRING,
         Value::List(_) => TYPE_LIST_QUICKLIST_2,
@@ -43,7 +43,8 @@ fn type_of(v: &Value) -> u8 {
     }
 }
 
-fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
+/// A value's body in the encoding [`type_of`] names (a file's keys, DUMP).
+pub(super) fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<()> {
     match v {
         Value::Str(Str::Int(i)) => w.int_string(*i),
         Value::Str(s) => w.string(s.as_slice().unwrap_or_default()),
@@ -183,7 +184,15 @@ fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db) -> io::Result<()
 }
 
 /// Write the whole keyspace as an RDB stream onto `out`; returns the sink.
-pub fn write_rdb<W: Write>(ks: &Keyspace, out: W, opts: SaveOpts, used_mem: u64) -> io::Result<W> {
+/// `functions` are the codes of the function libraries (saved before the
+/// keys, as Redis 7.0 does).
+pub fn write_rdb<W: Write>(
+    ks: &Keyspace,
+    functions: &[Vec<u8>],
+    out: W,
+    opts: SaveOpts,
+    used_mem: u64,
+) -> io::Result<W> {
     let mut w = Writer::new(out, opts.compress);
     w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes())?;
     let now = crate::server::unix_ms() / 1000;
@@ -192,6 +201,10 @@ pub fn write_rdb<W: Write>(ks: &Keyspace, out: W, opts: SaveOpts, used_mem: u64)
     aux(&mut w, "ctime", now.to_string().as_bytes())?;
     aux(&mut w, "used-mem", used_mem.to_string().as_bytes())?;
     aux(&mut w, "aof-base", b"0")?;
+    for code in functions {
+        w.byte(OP_FUNCTION2)?;
+        w.string(code)?;
+    }
     for (i, db) in ks.dbs.iter().enumerate().filter(|(_, db)| !db.is_empty()) {
         write_db(&mut w, i, db)?;
     }
@@ -203,7 +216,14 @@ pub fn write_rdb<W: Write>(ks: &Keyspace, out: W, opts: SaveOpts, used_mem: u64)
 
 /// Save `ks` to `dir/filename` atomically through `dir/temp-<pid>.rdb`.
 /// The error text says which step failed, for the log.
-pub fn save_to_file(ks: &Keyspace, dir: &Path, filename: &str, opts: SaveOpts, used_mem: u64) -> io::Result<()> {
+pub fn save_to_file(
+    ks: &Keyspace,
+    functions: &[Vec<u8>],
+    dir: &Path,
+    filename: &str,
+    opts: SaveOpts,
+    used_mem: u64,
+) -> io::Result<()> {
     let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
     let file = File::create(&tmp).map_err(|e| {
         io::Error::new(
@@ -216,7 +236,7 @@ pub fn save_to_file(ks: &Keyspace, dir: &Path, filename: &str, opts: SaveOpts, u
         )
     })?;
     let written = (|| {
-        let buf = write_rdb(ks, BufWriter::with_capacity(4 << 20, file), opts, used_mem)?;
+        let buf = write_rdb(ks, functions, BufWriter::with_capacity(4 << 20, file), opts, used_mem)?;
         let file = buf.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         std::fs::rename(&tmp, dir.join(filename))

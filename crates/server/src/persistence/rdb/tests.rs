@@ -89,7 +89,7 @@ fn sample() -> Keyspace {
 }
 
 fn round_trip(ks: &Keyspace, opts: SaveOpts) -> (Keyspace, LoadStats) {
-    let bytes = write_rdb(ks, Vec::new(), opts, 1234).unwrap();
+    let bytes = write_rdb(ks, &[], Vec::new(), opts, 1234).unwrap();
     let mut out = Keyspace::new(ks.dbs.len());
     let stats = load(&mut out, &bytes[..], &Config::default(), NOW).unwrap();
     (out, stats)
@@ -114,7 +114,7 @@ fn every_type_and_encoding_round_trips() {
     for opts in [SaveOpts { compress: true, checksum: true }, SaveOpts { compress: false, checksum: false }] {
         let (back, stats) = round_trip(&ks, opts);
         assert_same(&ks, &back);
-        assert_eq!(stats, LoadStats { keys_loaded: 17, keys_expired: 0 });
+        assert_eq!(stats, LoadStats { keys_loaded: 17, keys_expired: 0, functions: vec![] });
     }
     let (back, _) = round_trip(&ks, SaveOpts { compress: true, checksum: true });
     let enc = |k: &[u8]| back.dbs[0].iter().find(|(k2, _)| *k2 == k).unwrap().1.value.encoding();
@@ -136,15 +136,15 @@ fn expired_keys_are_skipped_and_counted() {
     ks.dbs[1].set(b"gone", s(b"x"), Some(NOW - 1), false, NOW - 10);
     ks.dbs[1].set(b"kept", s(b"y"), Some(NOW + 1), false, NOW - 10);
     let (back, stats) = round_trip(&ks, SaveOpts { compress: true, checksum: true });
-    assert_eq!(stats, LoadStats { keys_loaded: 1, keys_expired: 1 });
+    assert_eq!(stats, LoadStats { keys_loaded: 1, keys_expired: 1, functions: vec![] });
     assert_eq!(back.dbs[1].expire_of(b"kept"), Some(NOW + 1));
 }
 
 #[test]
 fn compression_shrinks_repetitive_strings() {
     let ks = sample();
-    let packed = write_rdb(&ks, Vec::new(), SaveOpts { compress: true, checksum: true }, 0).unwrap();
-    let plain = write_rdb(&ks, Vec::new(), SaveOpts { compress: false, checksum: true }, 0).unwrap();
+    let packed = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: true, checksum: true }, 0).unwrap();
+    let plain = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: false, checksum: true }, 0).unwrap();
     assert!(packed.len() < plain.len(), "{} vs {}", packed.len(), plain.len());
     assert!(packed.starts_with(b"REDIS0010"));
 }
@@ -243,7 +243,7 @@ fn reads_listpack_hash_and_quicklist2() {
 
 #[test]
 fn damaged_files_are_refused_with_offsets() {
-    let good = write_rdb(&sample(), Vec::new(), SaveOpts { compress: true, checksum: true }, 0).unwrap();
+    let good = write_rdb(&sample(), &[], Vec::new(), SaveOpts { compress: true, checksum: true }, 0).unwrap();
     let mut flipped = good.clone();
     let at = good.len() / 2;
     flipped[at] ^= 0x01;
