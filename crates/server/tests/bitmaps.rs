@@ -142,3 +142,50 @@ fn setbit_that_changes_nothing_leaves_watch_valid() {
         assert_eq!(c.cmd(&["EXEC"]), Frame::Null, "{args:?} must abort the transaction");
     }
 }
+
+fn dirty(c: &mut Client) -> i64 {
+    let Frame::Bulk(text) = c.cmd(&["INFO", "persistence"]) else { panic!("INFO reply") };
+    let text = String::from_utf8(text).unwrap();
+    let line = text.lines().find_map(|l| l.strip_prefix("rdb_changes_since_last_save:")).expect("field");
+    line.trim().parse().unwrap()
+}
+
+#[test]
+fn setbit_and_bitfield_count_only_real_changes() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    // (command, reply, dirty increase), as Redis 7.0.15 gives them.
+    let n = Frame::Null;
+    let steps: Vec<(&[&str], Frame, i64)> = vec![
+        (&["SETBIT", "bf", "0", "0"], int(0), 1),
+        (&["SETBIT", "bf", "0", "0"], int(0), 0),
+        (&["SETBIT", "bf", "0", "1"], int(0), 1),
+        (&["SETBIT", "bf", "100", "0"], int(0), 1),
+        (&["BITFIELD", "b2", "SET", "i5", "0", "0"], arr(vec![int(0)]), 1),
+        (&["BITFIELD", "b2", "SET", "i5", "0", "0"], arr(vec![int(0)]), 0),
+        (
+            &[
+                "BITFIELD", "b2", "SET", "i5", "0", "0", "SET", "i5", "0", "1", "INCRBY", "u2", "3", "0", "SET", "u2",
+                "3", "0",
+            ],
+            arr(vec![int(0), int(0), int(1), int(1)]),
+            2,
+        ),
+        // OVERFLOW FAIL skipped the only write: no change counted, though
+        // the key was created.
+        (&["BITFIELD", "b3", "OVERFLOW", "FAIL", "SET", "u2", "0", "9"], arr(vec![n.clone()]), 0),
+        (&["EXISTS", "b3"], int(1), 0),
+        // Growing the string counts the write that stored, even unchanged.
+        (
+            &["BITFIELD", "b2", "OVERFLOW", "FAIL", "SET", "u2", "40", "9", "SET", "u2", "0", "1"],
+            arr(vec![n, int(0)]),
+            1,
+        ),
+        (&["BITFIELD", "b2", "INCRBY", "u8", "0", "0", "INCRBY", "u8", "0", "256"], arr(vec![int(64), int(64)]), 0),
+    ];
+    for (cmd, reply, delta) in steps {
+        let before = dirty(&mut c);
+        assert_eq!(c.cmd(cmd), reply, "{cmd:?}");
+        assert_eq!(dirty(&mut c) - before, delta, "{cmd:?}");
+    }
+}

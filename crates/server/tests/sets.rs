@@ -255,3 +255,58 @@ fn encoding_conversions() {
     }
     assert_eq!(sorted(c.cmd(&["SMEMBERS", "big"])), sorted(c.cmd(&["SUNION", "big"])));
 }
+
+#[test]
+fn smove_signals_destination_only_when_member_is_new() {
+    let srv = TestServer::start(&[]);
+    let (mut a, mut b) = (srv.client(), srv.client());
+    b.cmd(&["SADD", "src", "a", "b"]);
+    b.cmd(&["SADD", "dst", "a"]);
+    // The member is already in dst: dst is unchanged, so WATCH holds.
+    assert_eq!(a.cmd(&["WATCH", "dst"]), ok());
+    assert_eq!(b.cmd(&["SMOVE", "src", "dst", "a"]), int(1));
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["SADD", "dst", "c"]), simple("QUEUED"));
+    assert_eq!(a.cmd(&["EXEC"]), arr(vec![int(1)]));
+    assert_eq!(a.cmd(&["SCARD", "dst"]), int(2));
+    // A new member changes dst, and the source changes either way.
+    for watched in ["dst", "src"] {
+        b.cmd(&["SADD", "src", "x"]);
+        b.cmd(&["SREM", "dst", "x"]);
+        assert_eq!(a.cmd(&["WATCH", watched]), ok());
+        assert_eq!(b.cmd(&["SMOVE", "src", "dst", "x"]), int(1));
+        assert_eq!(a.cmd(&["MULTI"]), ok());
+        assert_eq!(a.cmd(&["PING"]), simple("QUEUED"));
+        assert_eq!(a.raw_cmd(&["EXEC"]), b"*-1\r\n", "{watched}");
+    }
+}
+
+/// Pearson's chi-square of `counts` against a uniform spread.
+fn chi_square(counts: &std::collections::HashMap<String, u32>) -> f64 {
+    let total: u32 = counts.values().sum();
+    let expected = f64::from(total) / counts.len() as f64;
+    counts.values().map(|&n| (f64::from(n) - expected).powi(2) / expected).sum()
+}
+
+#[test]
+fn srandmember_draws_hashtable_members_evenly() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    // Strings make it a hash table; ten members share few buckets, which
+    // skewed a pick of "random bucket, then random chain entry".
+    let members = ["1", "5", "10", "50", "125", "MARY", "PATRICIA", "LINDA", "BARBARA", "ELIZABETH"];
+    let mut args = vec!["SADD", "s"];
+    args.extend(members);
+    c.cmd(&args);
+    let mut counts = std::collections::HashMap::new();
+    for _ in 0..10 {
+        let Frame::Array(got) = c.cmd(&["SRANDMEMBER", "s", "-1000"]) else { panic!("array") };
+        for m in got {
+            let Frame::Bulk(m) = m else { panic!("bulk") };
+            *counts.entry(String::from_utf8(m).unwrap()).or_insert(0u32) += 1;
+        }
+    }
+    assert_eq!(counts.len(), members.len());
+    // 9 degrees of freedom: 40 is exceeded with probability 1e-5.
+    assert!(chi_square(&counts) < 40.0, "{counts:?}");
+}

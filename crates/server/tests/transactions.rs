@@ -257,3 +257,65 @@ fn move_signals_the_key_in_the_target_db() {
     assert_eq!(b.cmd(&["GET", "k"]), simple("QUEUED"));
     assert_eq!(b.cmd(&["EXEC"]), Frame::Null, "the key appeared in db 1");
 }
+
+const BUSY: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+/// Start an endless script on `runner` and wait until `probe` sees -BUSY.
+fn start_busy_script(runner: &mut Client, probe: &mut Client) {
+    let mut out = Vec::new();
+    resp::encode_command(&mut out, &["EVAL", "while true do end", "0"]);
+    runner.send(&out);
+    // Let the script start before probing: a command the loop has already
+    // read when the script starts waits for the script to end.
+    std::thread::sleep(Duration::from_millis(100));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while probe.cmd(&["PING"]) != err(BUSY) {
+        assert!(std::time::Instant::now() < deadline, "the script never got busy");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn exec_during_busy_script_discards_the_transaction() {
+    let srv = TestServer::start(&["--busy-reply-threshold", "50"]);
+    let (mut runner, mut a, mut b) = (srv.client(), srv.client(), srv.client());
+    assert_eq!(a.cmd(&["SET", "xx", "1"]), ok());
+    assert_eq!(a.cmd(&["WATCH", "w"]), ok());
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["INCR", "xx"]), simple("QUEUED"));
+    // While the script runs, MULTI is allowed (so pipelined transactions
+    // stay whole) but a queued command is refused and flags the block.
+    assert_eq!(b.cmd(&["MULTI"]), ok());
+    start_busy_script(&mut runner, &mut b);
+    assert_eq!(b.cmd(&["INCR", "xx"]), err(BUSY));
+    // EXEC is refused too, and that discards the transaction and its
+    // WATCHes, whether or not MULTI was called.
+    let abort = format!("-EXECABORT Transaction discarded because of: {BUSY}\r\n");
+    assert_eq!(a.raw_cmd(&["EXEC"]), abort.as_bytes());
+    assert_eq!(srv.client().raw_cmd(&["EXEC"]), abort.as_bytes());
+    assert_eq!(a.raw_cmd(&["SCRIPT", "KILL"]), b"+OK\r\n");
+    assert!(runner.raw_cmd(&["PING"]).starts_with(b"-ERR Script killed by user with SCRIPT KILL..."));
+    assert_eq!(runner.read_raw(), b"+PONG\r\n");
+    assert_eq!(a.raw_cmd(&["PING", "out of multi"]), b"$12\r\nout of multi\r\n");
+    assert_eq!(a.cmd(&["EXEC"]), err("ERR EXEC without MULTI"));
+    assert_eq!(b.cmd(&["EXEC"]), err("EXECABORT Transaction discarded because of previous errors."));
+    assert_eq!(a.cmd(&["GET", "xx"]), bulk("1"));
+    // The WATCH went with the transaction: a write to w fails nothing.
+    assert_eq!(b.cmd(&["SET", "w", "1"]), ok());
+    assert_eq!(a.cmd(&["MULTI"]), ok());
+    assert_eq!(a.cmd(&["GET", "w"]), simple("QUEUED"));
+    assert_eq!(a.raw_cmd(&["EXEC"]), b"*1\r\n$1\r\n1\r\n");
+}
+
+#[test]
+fn save_and_shutdown_cannot_be_queued() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    for cmd in [&["SAVE"][..], &["SHUTDOWN"], &["SHUTDOWN", "NOSAVE"]] {
+        assert_eq!(c.cmd(&["MULTI"]), ok());
+        assert_eq!(c.cmd(&["SET", "foo", "bar"]), simple("QUEUED"));
+        assert_eq!(c.raw_cmd(cmd), b"-ERR Command not allowed inside a transaction\r\n", "{cmd:?}");
+        assert_eq!(c.cmd(&["EXEC"]), err("EXECABORT Transaction discarded because of previous errors."));
+    }
+    assert_eq!(c.raw_cmd(&["GET", "foo"]), b"$-1\r\n");
+}

@@ -150,6 +150,9 @@ fn set_algebra() {
         (&["ZDIFF", "1", "a", "WEIGHTS", "1"], SYNTAX),
         (&["ZUNIONSTORE", "d", "1", "a", "WITHSCORES"], SYNTAX),
         (&["ZINTERCARD", "1", "a", "LIMIT", "-1"], "ERR LIMIT can't be negative"),
+        // Redis gives the same text for a count that is not an integer.
+        (&["ZINTERCARD", "1", "a", "LIMIT", "a"], "ERR LIMIT can't be negative"),
+        (&["ZINTERCARD", "1", "a", "LIMIT", "99999999999999999999"], "ERR LIMIT can't be negative"),
     ];
     for (cmd, e) in cases {
         assert_eq!(c.cmd(cmd), err(e), "{cmd:?}");

@@ -190,18 +190,19 @@ fn run_bitfield(ctx: &mut Ctx, key: &[u8], ops: &[BitfieldOp]) -> Result<Vec<Opt
         };
     }
     let db = ctx.dbm();
-    let res = match db.get_str(key, now) {
+    let (res, changes) = match db.get_str(key, now) {
         Err(e) => return Err(e.message()),
-        Ok(Some(s)) => bitfield::exec_bitfield(s.make_raw(), ops),
+        Ok(Some(s)) => bitfield::exec_bitfield_counted(s.make_raw(), ops),
         Ok(None) => {
             let mut buf = Vec::new();
-            let res = bitfield::exec_bitfield(&mut buf, ops);
+            let done = bitfield::exec_bitfield_counted(&mut buf, ops);
             db.set(key, Value::Str(Str::raw(buf)), None, false, now);
-            res
+            done
         }
     };
-    let writes = ops.iter().filter(|op| matches!(op, BitfieldOp::Set { .. } | BitfieldOp::IncrBy { .. }));
-    ctx.dirty(writes.count() as u64);
+    // As Redis 7.0: only writes that changed a value (or created or grew
+    // the string) count; none at all leaves WATCH valid and replays nothing.
+    ctx.dirty(changes);
     Ok(res)
 }
 

@@ -223,8 +223,12 @@ fn reset(ctx: &mut Ctx, _argv: &Argv) {
     c.db = 0;
     c.resp = 2;
     c.name = None;
-    c.reply_mode = ReplyMode::On;
-    c.no_evict = false;
+    // As Redis 7.0: CLIENT REPLY OFF and a pending SKIP end, but a SKIP
+    // that applies to this very RESET still drops its reply, and the
+    // no-evict flag is not connection state that RESET clears.
+    if c.reply_mode != ReplyMode::Skipping {
+        c.reply_mode = ReplyMode::On;
+    }
     c.authenticated = !needs_auth;
     c.tx = None;
     ctx.srv.unwatch_all(ctx.cid);

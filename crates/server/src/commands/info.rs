@@ -22,6 +22,7 @@ const SECTIONS: &[&str] = &[
     "modules",
     "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
 ];
@@ -80,6 +81,7 @@ pub fn render(srv: &Server, reg: &Registry, wanted: &[&str]) -> String {
             "replication" => replication(srv, &mut s),
             "cpu" => cpu(&mut s),
             "commandstats" => commandstats(srv, reg, &mut s),
+            "latencystats" => latencystats(srv, reg, &mut s),
             "cluster" => s.field("cluster_enabled", 0),
             "keyspace" => keyspace(srv, &mut s),
             _ => {}
@@ -299,6 +301,21 @@ fn commandstats(srv: &Server, reg: &Registry, s: &mut Section) {
             st.calls, usec, st.rejected, st.failed
         );
         s.field(&format!("cmdstat_{}", reg.full_name(id)), value);
+    }
+}
+
+/// Per-command latency percentiles (`latency-tracking-info-percentiles`),
+/// in microseconds with three decimals, as Redis prints them.
+fn latencystats(srv: &Server, reg: &Registry, s: &mut Section) {
+    if !srv.config.latency_tracking {
+        return;
+    }
+    let wanted = srv.config.other.get("latency-tracking-info-percentiles").map_or("50 99 99.9", |v| v.as_str());
+    let percentiles: Vec<f64> = wanted.split_whitespace().filter_map(|p| p.parse().ok()).collect();
+    for (id, st) in srv.stats.commands.iter().enumerate() {
+        let Some(h) = &st.histogram else { continue };
+        let values: Vec<String> = percentiles.iter().map(|&p| format!("p{p}={:.3}", h.percentile_us(p))).collect();
+        s.field(&format!("latency_percentiles_usec_{}", reg.full_name(id)), values.join(","));
     }
 }
 

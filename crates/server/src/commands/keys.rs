@@ -594,14 +594,31 @@ fn object_idletime(ctx: &mut Ctx, argv: &Argv) {
     ctx.r.int(idle);
 }
 
-fn object_refcount(ctx: &mut Ctx, argv: &Argv) {
-    let shared_ok = ctx.srv.config.maxmemory == 0 || {
-        let p = ctx.srv.config.maxmemory_policy.to_ascii_lowercase();
+/// Whether small integers count as shared objects: not under an LRU/LFU
+/// maxmemory policy, which needs per-key access data.
+pub fn shares_integers(config: &crate::config::Config) -> bool {
+    config.maxmemory == 0 || {
+        let p = config.maxmemory_policy.to_ascii_lowercase();
         !p.contains("lru") && !p.contains("lfu")
-    };
+    }
+}
+
+/// The reference count Redis would give `value` (`shared`: what
+/// [`shares_integers`] says).
+pub fn refcount_of(value: &Value, shared: bool) -> i64 {
+    let int = matches!(value, Value::Str(Str::Int(i)) if (0..SHARED_INTEGERS).contains(i));
+    if int && shared {
+        SHARED_REFCOUNT
+    } else {
+        1
+    }
+}
+
+fn object_refcount(ctx: &mut Ctx, argv: &Argv) {
+    let shared = shares_integers(&ctx.srv.config);
     let Some(e) = read_peek(ctx, argv.get(2)) else { return ctx.r.null() };
-    let shared = matches!(e.value, Value::Str(Str::Int(i)) if (0..SHARED_INTEGERS).contains(&i));
-    ctx.r.int(if shared && shared_ok { SHARED_REFCOUNT } else { 1 });
+    let n = refcount_of(&e.value, shared);
+    ctx.r.int(n);
 }
 
 const OBJECT_HELP: &[&str] = &[

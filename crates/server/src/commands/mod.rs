@@ -4,6 +4,7 @@ pub mod bitmap;
 pub mod client;
 pub mod command_cmd;
 pub mod conn;
+pub mod debug;
 pub mod dump;
 pub mod function;
 pub mod geo;
@@ -11,6 +12,7 @@ pub mod hash;
 pub mod hll;
 pub mod info;
 pub mod keys;
+pub mod latency;
 pub mod lcs;
 pub mod list;
 mod list_block;
@@ -19,8 +21,10 @@ pub mod persistence;
 pub mod script;
 pub mod server;
 pub mod set;
+pub mod slowlog;
 pub mod sort;
 pub mod string;
+pub mod swapdb;
 pub mod tx;
 pub mod zrange;
 pub mod zset;
@@ -33,7 +37,9 @@ pub fn register_all(r: &mut Registry) {
     conn::register(r);
     client::register(r);
     server::register(r);
+    debug::register(r);
     keys::register(r);
+    swapdb::register(r);
     sort::register(r);
     lcs::register(r);
     string::register(r);
@@ -53,6 +59,8 @@ pub fn register_all(r: &mut Registry) {
     function::register(r);
     dump::register(r);
     migrate::register(r);
+    slowlog::register(r);
+    latency::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

@@ -1,8 +1,7 @@
-//! Server administration: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SHUTDOWN
-//! and the DEBUG SLEEP subset. INFO and COMMAND live in their own files.
+//! Server administration: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SHUTDOWN.
+//! INFO, COMMAND and DEBUG live in their own files.
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
-use crate::engine::numeric::parse_f64;
 use crate::server::{CommandStats, Shutdown, Stats};
 use crate::spec;
 
@@ -32,7 +31,7 @@ static COMMAND_SUBS: [CommandSpec; 6] = [
 ];
 
 #[rustfmt::skip]
-static SPECS: [CommandSpec; 7] = [
+static SPECS: [CommandSpec; 6] = [
     spec!("info", -1, LOADING | STALE | SENTINEL, NONE, info::info, "server", "1.0.0", "Returns information and statistics about the server.", ["slow", "dangerous"]),
     CommandSpec {
         name: "config",
@@ -60,8 +59,7 @@ static SPECS: [CommandSpec; 7] = [
     },
     spec!("time", 1, LOADING | STALE | FAST, NONE, time, "server", "2.6.0", "Returns the server time.", ["fast"]),
     spec!("lastsave", 1, LOADING | STALE | FAST, NONE, lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", ["fast", "dangerous"]),
-    spec!("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL | ALLOW_BUSY, NONE, shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", ["admin", "slow", "dangerous"]),
-    spec!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, NONE, debug, "server", "1.0.0", "A container for debugging commands.", ["admin", "slow", "dangerous"]),
+    spec!("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL | NO_MULTI | ALLOW_BUSY, NONE, shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", ["admin", "slow", "dangerous"]),
 ];
 
 pub fn register(r: &mut Registry) {
@@ -231,54 +229,6 @@ fn shutdown(ctx: &mut Ctx, argv: &Argv) {
     }
     // No reply on success: the connection simply closes, as with Redis.
     ctx.srv.shutdown = Some(mode);
-}
-
-/// DEBUG is refused unless `enable-debug-command` allows it (`local`: only
-/// from loopback clients); only SLEEP is implemented.
-fn debug(ctx: &mut Ctx, argv: &Argv) {
-    let allowed = match ctx.srv.config.enable_debug_command.as_str() {
-        "yes" => true,
-        "local" => {
-            let addr = ctx.client().addr.clone();
-            addr.starts_with("127.") || addr.starts_with("[::1]")
-        }
-        _ => false,
-    };
-    if !allowed {
-        return ctx.r.error(
-            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it \
-             from a local connection, otherwise you need to set this option in the configuration file, and then \
-             restart the server.",
-        );
-    }
-    if argv.is(1, "sleep") && argv.len() == 3 {
-        let Some(secs) = parse_f64(argv.get(2)) else {
-            return ctx.r.error("ERR value is not a valid float");
-        };
-        if secs > 0.0 && secs.is_finite() {
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs));
-        }
-        return ctx.r.ok();
-    }
-    if argv.is(1, "reload") && argv.len() == 2 {
-        return match crate::persistence::debug_reload(ctx.srv) {
-            Ok(()) => ctx.r.ok(),
-            Err(e) => ctx.r.error(&e),
-        };
-    }
-    if argv.is(1, "help") {
-        return ctx.r.help(
-            "DEBUG",
-            &[
-                "RELOAD",
-                "    Save the RDB on disk and reload it back to memory.",
-                "SLEEP <seconds>",
-                "    Stop the server for <seconds>. Decimals allowed.",
-            ],
-        );
-    }
-    let sub = String::from_utf8_lossy(argv.get(1)).into_owned();
-    ctx.r.error(&format!("ERR unknown subcommand '{}'. Try DEBUG HELP.", sub))
 }
 
 #[cfg(test)]

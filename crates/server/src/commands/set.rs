@@ -227,11 +227,19 @@ fn smove(ctx: &mut Ctx, argv: &Argv) {
     if !dst_found {
         db.set(dst, Value::Set(Set::for_member(m)), None, false, now);
     }
-    if let Ok(Some(d)) = db.get_set(dst, now) {
-        d.insert(m, max);
-    }
+    let added = match db.get_set(dst, now) {
+        Ok(Some(d)) => d.insert(m, max),
+        _ => false,
+    };
     r.int(1);
+    // As Redis: the destination counts as changed (for WATCH too) only if
+    // the member was new there.
+    ctx.modified(src);
     ctx.dirty(1);
+    if added {
+        ctx.modified(dst);
+        ctx.dirty(1);
+    }
 }
 
 fn sscan(ctx: &mut Ctx, argv: &Argv) {

@@ -150,10 +150,11 @@ fn parse_set_opts(
             o.withscores = true;
             j += 1;
         } else if card && left >= 2 && argv.is(j, "limit") {
+            // Redis gives the one message for a negative count and for a
+            // word that is no integer at all.
             match parse_i64(argv.get(j + 1)) {
-                None => return Err("ERR value is not an integer or out of range"),
-                Some(l) if l < 0 => return Err("ERR LIMIT can't be negative"),
-                Some(l) => o.limit = l as usize,
+                Some(l) if l >= 0 => o.limit = l as usize,
+                _ => return Err("ERR LIMIT can't be negative"),
             }
             j += 2;
         } else {

@@ -234,6 +234,12 @@ pub struct Config {
     pub slowlog_max_len: u64,
     /// Per-command latency histograms.
     pub latency_tracking: bool,
+    /// Milliseconds from which a command is a latency monitor event (0 = off).
+    pub latency_monitor_threshold: i64,
+    /// Not an option: the clock ticks below which a command can be neither
+    /// slow-logged nor a latency event, derived from the two thresholds by
+    /// the server. Every CONFIG SET zeroes it so the next command rederives it.
+    pub slow_ticks: u64,
     /// Keyspace notification classes (`NOTIFY_*` bits).
     pub notify_keyspace_events: u32,
     /// Replicas refuse writes (Redis option; accepted).
@@ -384,6 +390,8 @@ impl Config {
             slowlog_log_slower_than: 0,
             slowlog_max_len: 0,
             latency_tracking: false,
+            latency_monitor_threshold: 0,
+            slow_ticks: 0,
             notify_keyspace_events: 0,
             replica_read_only: false,
             repl_diskless_sync: false,
@@ -701,6 +709,7 @@ impl Config {
         for (opt, v) in opts.into_iter().zip(values) {
             store(self, opt, v);
         }
+        self.slow_ticks = 0;
         Ok(())
     }
 

@@ -201,7 +201,7 @@ pub(super) static TABLE: &[Opt] = &[
     // Monitoring.
     opt!("slowlog-log-slower-than", Int(-1, LONG_MAX), "10000", 0, field!(slowlog_log_slower_than)),
     opt!("slowlog-max-len", Int(0, LONG_MAX), "128", 0, field!(slowlog_max_len)),
-    opt!("latency-monitor-threshold", Int(0, LONG_MAX), "0", 0, Acc::Other),
+    opt!("latency-monitor-threshold", Int(0, LONG_MAX), "0", 0, field!(latency_monitor_threshold)),
     opt!("latency-tracking", Bool, "yes", 0, field!(latency_tracking)),
     opt!("latency-tracking-info-percentiles", Multi(value::parse_percentiles), "50 99 99.9", 0, Acc::Other),
     opt!("notify-keyspace-events", Custom(value::parse_notify), "", 0, Acc::Field { get: |c| value::show_notify(c.notify_keyspace_events), set: |c, v| if let Value::Flags(f) = v { c.notify_keyspace_events = f } }),

@@ -9,10 +9,27 @@ use crate::server::BusyScript;
 /// branch it costs when its state is quiet (every command pays for them).
 #[inline(always)]
 pub fn check(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
-    require_auth(ctx, spec, argv)?;
-    reject_while_busy(ctx, spec, argv)?;
-    refuse_writes_after_failed_save(ctx, spec, argv)?;
-    refuse_writes_on_aof_error(ctx, spec, argv)
+    let verdict = require_auth(ctx, spec, argv)
+        .and_then(|()| refuse_inside_multi(ctx, spec, argv))
+        .and_then(|()| reject_while_busy(ctx, spec, argv))
+        .and_then(|()| refuse_writes_after_failed_save(ctx, spec, argv))
+        .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv));
+    match verdict {
+        Err(msg) if spec.name == "exec" => Err(abort_exec(ctx, &msg)),
+        v => v,
+    }
+}
+
+/// A rejected EXEC does not leave the client half inside MULTI: Redis
+/// discards the transaction (and its WATCHes) and names the reason, whether
+/// or not MULTI was called, so a pipelined block never runs in part.
+#[cold]
+fn abort_exec(ctx: &mut Ctx, reason: &str) -> String {
+    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
+        c.tx = None;
+    }
+    ctx.srv.unwatch_all(ctx.cid);
+    format!("EXECABORT Transaction discarded because of: {reason}")
 }
 
 /// Unauthenticated clients may only run commands flagged `no_auth`.
@@ -22,6 +39,16 @@ fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), S
         return Ok(());
     }
     Err("NOAUTH Authentication required.".to_string())
+}
+
+/// Inside MULTI, refuse (and so flag the transaction for) the commands
+/// flagged `no_multi`: they act on the whole server at once.
+#[inline]
+fn refuse_inside_multi(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+    if spec.flags & flags::NO_MULTI != 0 && ctx.srv.clients.get(ctx.cid).is_some_and(|c| c.tx.is_some()) {
+        return Err("ERR Command not allowed inside a transaction".to_string());
+    }
+    Ok(())
 }
 
 /// The AOF can't be written: refuse writes (and PING, as Redis does) with

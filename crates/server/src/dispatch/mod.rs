@@ -12,6 +12,7 @@ pub use reply::Reply;
 use crate::engine::Db;
 use crate::server::blocking::{Blocked, TimeoutReply};
 use crate::server::changes;
+use crate::server::slowlog::SlowCall;
 use crate::server::{ClientInfo, Server};
 
 /// Command flags, named after Redis's.
@@ -35,6 +36,8 @@ pub mod flags {
     pub const ALLOW_BUSY: u32 = 1 << 16;
     /// Key positions depend on the arguments (COMMAND INFO lists it last).
     pub const MOVABLEKEYS: u32 = 1 << 17;
+    /// May not be queued inside MULTI (SAVE, SHUTDOWN, ...).
+    pub const NO_MULTI: u32 = 1 << 18;
 
     /// Redis's names, in the order COMMAND INFO lists them.
     pub const NAMES: &[(u32, &str)] = &[
@@ -53,6 +56,7 @@ pub mod flags {
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
         (MOVABLEKEYS, "movablekeys"),
     ];
@@ -325,11 +329,29 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
         // Counted once, by the run that serves it (as Redis does).
         return;
     }
-    let stats = &mut ctx.srv.stats.commands[id];
+    let srv = &mut *ctx.srv;
+    let stats = &mut srv.stats.commands[id];
     stats.calls += 1;
     stats.ticks += spent;
     if ctx.r.errors > errors_before {
         stats.failed += 1;
+    }
+    if srv.config.latency_tracking {
+        match &mut stats.histogram {
+            Some(h) => h.record(spent),
+            None => stats.histogram.insert(Default::default()).record(spent),
+        }
+    }
+    // One compare for the slow log and the latency monitor together: the
+    // threshold is precomputed in ticks (see `slowlog::threshold_ticks`).
+    if spent >= srv.config.slow_ticks {
+        let call = SlowCall {
+            argv: argv.iter_from(0),
+            skip_slowlog: spec.flags & flags::SKIP_SLOWLOG != 0,
+            fast: spec.flags & flags::FAST != 0,
+            spent,
+        };
+        srv.command_was_slow(ctx.cid, call);
     }
 }
 

@@ -81,6 +81,9 @@ pub struct Registry {
     by_name: HashMap<Vec<u8>, CommandId, BuildHasherDefault<NameHasher>>,
     specs: Vec<&'static CommandSpec>,
     full_names: Vec<String>,
+    /// Whether each id is a subcommand (`config|get`): found by name for
+    /// COMMAND INFO and the like, never run by that name.
+    is_sub: Vec<bool>,
     /// The last name looked up, exactly as the client typed it: a pipeline
     /// mostly repeats one command, and comparing a few bytes is cheaper
     /// than lowercasing and hashing them again.
@@ -103,20 +106,21 @@ impl Registry {
     /// Register top-level commands (and their subcommands).
     pub fn add(&mut self, specs: &'static [CommandSpec]) {
         for spec in specs {
-            self.insert(spec.name.to_string(), spec);
+            self.insert(spec.name.to_string(), spec, false);
             for sub in spec.subcommands {
-                self.insert(format!("{}|{}", spec.name, sub.name), sub);
+                self.insert(format!("{}|{}", spec.name, sub.name), sub, true);
             }
         }
     }
 
-    fn insert(&mut self, full: String, spec: &'static CommandSpec) {
+    fn insert(&mut self, full: String, spec: &'static CommandSpec, is_sub: bool) {
         let id = self.specs.len();
         let old = self.by_name.insert(full.clone().into_bytes(), id);
         assert!(old.is_none(), "command {full} registered twice");
         self.last.take();
         self.specs.push(spec);
         self.full_names.push(full);
+        self.is_sub.push(is_sub);
     }
 
     pub fn len(&self) -> usize {
@@ -134,7 +138,7 @@ impl Registry {
     }
     /// Top-level commands only, for COMMAND / COMMAND LIST / COMMAND COUNT.
     pub fn top_level(&self) -> impl Iterator<Item = (CommandId, &'static CommandSpec)> + '_ {
-        self.specs.iter().enumerate().filter(|(i, _)| !self.full_names[*i].contains('|')).map(|(i, s)| (i, *s))
+        self.specs.iter().enumerate().filter(|(i, _)| !self.is_sub[*i]).map(|(i, s)| (i, *s))
     }
 
     /// Find by a name as typed by a client, case-insensitively, without allocating
@@ -170,7 +174,9 @@ impl Registry {
     /// Resolve a command line to a spec, with Redis's rejection texts.
     pub fn lookup(&self, argv: &Argv) -> Lookup {
         let name = argv.get(0);
-        let Some(id) = self.find(name) else {
+        // `config|get` names a subcommand in the table, but clients reach
+        // subcommands only through their container (Redis issue #10070).
+        let Some(id) = self.find(name).filter(|&id| !self.is_sub[id]) else {
             return Lookup::Rejected(unknown_command(argv));
         };
         let spec = self.specs[id];

@@ -2,8 +2,9 @@
 //! on a string value's raw bytes.
 //!
 //! The caller looks the key up, decides (via [`bitfield_writes`]) whether
-//! the key must be created / marked dirty, and writes the array reply from
-//! [`exec_bitfield`]. Semantics, including overflow arithmetic and error
+//! the key must be created, and writes the array reply from
+//! [`exec_bitfield_counted`], whose count of changing writes is the dirty
+//! count. Semantics, including overflow arithmetic and error
 //! texts, were checked against a live Debian `redis-server` 7.0.15.
 
 use super::bitmap::{parse_i64, BitError, ERR_BIT_OFFSET, ERR_SYNTAX, MAX_BIT_OFFSET};
@@ -175,8 +176,8 @@ pub fn parse_bitfield(args: &[&[u8]], readonly: bool) -> Result<Vec<BitfieldOp>,
 /// grows the string to cover every written field *before* running the ops,
 /// even if OVERFLOW FAIL ends up skipping all writes (verified live:
 /// `BITFIELD new OVERFLOW FAIL SET u8 0 1000` replies nil yet creates a
-/// 1-byte key). So the caller should create the key and count it dirty
-/// whenever this returns true.
+/// 1-byte key). So the caller should create the key whenever this returns
+/// true (the dirty count comes from [`exec_bitfield_counted`]).
 pub fn bitfield_writes(ops: &[BitfieldOp]) -> bool {
     ops.iter().any(|op| matches!(op, BitfieldOp::Set { .. } | BitfieldOp::IncrBy { .. }))
 }
@@ -259,6 +260,15 @@ fn set_operand(ty: FieldType, value: i64) -> i128 {
 /// cover every written field, as Redis does; GET-only ops never grow it.
 /// A missing key is an empty `buf`.
 pub fn exec_bitfield(buf: &mut Vec<u8>, ops: &[BitfieldOp]) -> Vec<Option<i64>> {
+    exec_bitfield_counted(buf, ops).0
+}
+
+/// [`exec_bitfield`], also counting the writes that changed the string:
+/// Redis adds one to the dirty counter per SET/INCRBY that stored a new
+/// value or ran on a string it had to create or grow, and none for a write
+/// OVERFLOW FAIL skipped (even when the string was grown for it).
+pub fn exec_bitfield_counted(buf: &mut Vec<u8>, ops: &[BitfieldOp]) -> (Vec<Option<i64>>, u64) {
+    let before = buf.len();
     let needed = ops
         .iter()
         .filter_map(|op| match *op {
@@ -273,33 +283,37 @@ pub fn exec_bitfield(buf: &mut Vec<u8>, ops: &[BitfieldOp]) -> Vec<Option<i64>> 
             buf.resize(len, 0);
         }
     }
+    let grown = buf.len() != before;
     let mut policy = Overflow::Wrap;
     let mut replies = Vec::with_capacity(ops.len());
+    let mut changes = 0;
     for op in ops {
-        let reply = match *op {
+        let (reply, stored) = match *op {
             BitfieldOp::Overflow(p) => {
                 policy = p;
                 continue;
             }
-            BitfieldOp::Get { ty, offset } => Some(ty.decode(read_raw(buf, offset, ty))),
+            BitfieldOp::Get { ty, offset } => (Some(ty.decode(read_raw(buf, offset, ty))), None),
             BitfieldOp::Set { ty, offset, value } => {
                 let old = ty.decode(read_raw(buf, offset, ty));
                 let wide = set_operand(ty, value);
-                fit(ty, wide, policy, sat_high(ty, wide, true)).map(|new| {
-                    write_raw(buf, offset, ty, new as u64);
-                    old
-                })
+                let new = fit(ty, wide, policy, sat_high(ty, wide, true));
+                (new.map(|_| old), new.map(|new| (ty, offset, old, new)))
             }
             BitfieldOp::IncrBy { ty, offset, incr } => {
                 let old = ty.decode(read_raw(buf, offset, ty));
                 let wide = i128::from(old) + i128::from(incr);
-                let high = sat_high(ty, wide, false);
-                fit(ty, wide, policy, high).inspect(|&new| write_raw(buf, offset, ty, new as u64))
+                let new = fit(ty, wide, policy, sat_high(ty, wide, false));
+                (new, new.map(|new| (ty, offset, old, new)))
             }
         };
+        if let Some((ty, offset, old, new)) = stored {
+            write_raw(buf, offset, ty, new as u64);
+            changes += u64::from(grown || old != new);
+        }
         replies.push(reply);
     }
-    replies
+    (replies, changes)
 }
 
 #[cfg(test)]

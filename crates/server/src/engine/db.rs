@@ -318,6 +318,20 @@ impl Db {
         self.peek(key, now_ms).is_some()
     }
 
+    /// The entry of `key` as stored: no expiry check and no access (DEBUG
+    /// inspects logically expired keys too, as Redis's does).
+    pub fn find(&self, key: &[u8]) -> Option<&Entry> {
+        self.dict.get_hashed(self.key_hash(key), key)
+    }
+
+    /// Whether `key` holds a value that has not expired, without expiring
+    /// it or touching its access time (SWAPDB inspects both databases
+    /// around the swap and must leave them as they were).
+    pub fn holds_live(&self, key: &[u8], now_ms: i64) -> bool {
+        let hash = self.key_hash(key);
+        self.dict.get_hashed(hash, key).is_some() && self.expires.get_hashed(hash, key).is_none_or(|&at| at > now_ms)
+    }
+
     /// Store a value, replacing any previous one. `keep_ttl` keeps the old
     /// expiry (SET KEEPTTL, SETRANGE, APPEND ...); otherwise `expire_at` applies.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, keep_ttl: bool, now_ms: i64) {
@@ -409,6 +423,7 @@ impl Db {
     }
 
     /// The string value of `key`: `Ok(None)` if missing, WRONGTYPE otherwise.
+    #[inline]
     pub fn get_str(&mut self, key: &[u8], now_ms: i64) -> Result<Option<&mut super::Str>, EngineError> {
         match self.get(key, now_ms) {
             None => Ok(None),
@@ -511,6 +526,21 @@ impl Keyspace {
     /// A pseudo-random number (tests of randomness don't need crypto quality).
     pub fn next_random(&mut self) -> u64 {
         next_random(&mut self.rng)
+    }
+
+    /// Exchange the data of databases `a` and `b` in O(1) (SWAPDB): the
+    /// tables and the expiry cursor move; the expiry statistics and the
+    /// expired-key log stay with the index, like the clients using it.
+    pub fn swap(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (left, right) = self.dbs.split_at_mut(hi);
+        let (x, y) = (&mut left[lo], &mut right[0]);
+        std::mem::swap(&mut x.dict, &mut y.dict);
+        std::mem::swap(&mut x.expires, &mut y.expires);
+        std::mem::swap(&mut x.expire_cursor, &mut y.expire_cursor);
     }
 
     pub fn total_keys(&self) -> usize {

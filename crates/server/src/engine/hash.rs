@@ -258,7 +258,7 @@ impl Hash {
                 (n > 0).then(|| self.nth((next_random(rng) % n as u64) as usize)).flatten()
             }
             Hash::Table(d) => {
-                let k = d.random_key(rng)?;
+                let k = d.fair_random_key(rng)?;
                 d.get_key_value(k).map(|(k, v)| (k, &v[..]))
             }
         }

@@ -637,6 +637,13 @@ impl List {
         }
     }
 
+    /// Number of nodes and bytes of encoded elements in them (DEBUG OBJECT's
+    /// `ql_nodes` and `ql_uncompressed_size`).
+    pub fn node_stats(&self) -> (usize, usize) {
+        let nodes = &self.inner.nodes;
+        (nodes.len(), nodes.iter().map(Node::live).sum())
+    }
+
     /// Approximate heap bytes used (MEMORY USAGE-style estimates).
     pub fn heap_bytes(&self) -> usize {
         let nodes = &self.inner.nodes;

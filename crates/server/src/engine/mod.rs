@@ -5,6 +5,7 @@ pub mod bitmap;
 pub mod bytes;
 pub mod db;
 pub mod dict;
+pub mod digest;
 pub mod geo;
 pub mod glob;
 pub mod hash;

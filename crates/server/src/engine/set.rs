@@ -271,7 +271,7 @@ impl Set {
         match self {
             Set::Ints(i) if i.is_empty() => None,
             Set::Ints(i) => Some(int_bytes(i.get((next_random(rng) % i.len() as u64) as usize))),
-            Set::Table(d) => d.random_key(rng).map(<[u8]>::to_vec),
+            Set::Table(d) => d.fair_random_key(rng).map(<[u8]>::to_vec),
         }
     }
 

@@ -21,8 +21,10 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
             db.maintain(100);
         }
     }
-    // Keep expiring while slices find plenty of expired keys and time remains.
-    for db in &mut srv.keyspace.dbs {
+    // Keep expiring while slices find plenty of expired keys and time
+    // remains; DEBUG SET-ACTIVE-EXPIRE 0 leaves expiry to lookups alone.
+    let dbs = if srv.active_expire_off { &mut [][..] } else { &mut srv.keyspace.dbs[..] };
+    for db in dbs {
         while db.volatile_count() > 0 && start.elapsed() < budget {
             let removed = db.active_expire(EXPIRE_SLICE_BUCKETS, now_ms);
             if removed < EXPIRE_SLICE_BUCKETS / 16 {

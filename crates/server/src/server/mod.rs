@@ -7,7 +7,9 @@ pub mod changes;
 pub mod child;
 pub mod clock;
 pub mod cron;
+pub mod latency;
 pub mod parts;
+pub mod slowlog;
 pub mod watch;
 
 use std::time::Instant;
@@ -169,13 +171,15 @@ impl<T> Slab<T> {
 }
 
 /// Per-command counters (INFO commandstats).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct CommandStats {
     pub calls: u64,
     /// Time spent, in [`clock`] ticks (converted to microseconds for INFO).
     pub ticks: u64,
     pub rejected: u64,
     pub failed: u64,
+    /// Latencies (`latency-tracking`), allocated at the first call.
+    pub histogram: Option<latency::Histogram>,
 }
 
 /// Server-wide counters (INFO stats).
@@ -269,6 +273,12 @@ pub struct Server {
     pub persistence: Part,
     /// Lua state and script cache (`scripting::state`).
     pub scripting: Part,
+    /// SLOWLOG entries.
+    pub slowlog: slowlog::SlowLog,
+    /// Latency monitor events (LATENCY LATEST/HISTORY).
+    pub latency_events: latency::Events,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
+    pub active_expire_off: bool,
 }
 
 impl Server {
@@ -304,6 +314,9 @@ impl Server {
             busy_hook: None,
             persistence,
             scripting,
+            slowlog: Default::default(),
+            latency_events: Default::default(),
+            active_expire_off: false,
         }
     }
 }

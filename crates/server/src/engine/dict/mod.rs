@@ -34,6 +34,8 @@ const INITIAL_BUCKETS: usize = 4;
 /// Empty buckets a rehash step may skip per bucket requested, so a step over
 /// a sparse table stays bounded (the figure Redis uses).
 const EMPTY_VISITS_PER_STEP: usize = 10;
+/// Keys [`Dict::fair_random_key`] samples to pick one (Redis's figure).
+const FAIR_SAMPLE: usize = 15;
 /// `try_shrink` acts when fewer than one bucket in this many is used.
 const SHRINK_RATIO: usize = 8;
 
@@ -236,6 +238,62 @@ impl<V, S> Dict<V, S> {
         };
         let nth = next_random(rng) % chain_iter(bucket).count() as u64;
         chain_iter(bucket).nth(nth as usize).map(|e| &*e.key)
+    }
+
+    /// A random key drawn more evenly than [`Dict::random_key`] (Redis's
+    /// `dictGetFairRandomKey`, behind SRANDMEMBER and SPOP): a key in a
+    /// long chain is not less likely than one alone in its bucket. Collects
+    /// up to [`FAIR_SAMPLE`] keys from the buckets following a random one
+    /// and picks among them, so a small set is drawn exactly uniformly.
+    pub fn fair_random_key(&self, rng: &mut u64) -> Option<&[u8]> {
+        let want = FAIR_SAMPLE.min(self.len());
+        let mut sample: [&[u8]; FAIR_SAMPLE] = [&[]; FAIR_SAMPLE];
+        let mut got = 0;
+        let mask = self.tables.iter().map(|t| t.len()).max().unwrap_or(0).saturating_sub(1);
+        // High bits throughout: the low bits of consecutive xorshift64*
+        // outputs are weak, and the start bucket and the final pick must
+        // not be related.
+        let mut i = (next_random(rng) >> 32) as usize & mask;
+        let mut empty_run = 0;
+        // Buckets walked since the first key was sampled: never a full lap,
+        // so no key is sampled twice (which would favour it).
+        let mut walked = 0;
+        // Room for a full lap after the sparse search: `try_shrink` keeps
+        // tables dense enough that a lap stays short.
+        for _ in 0..want * 10 + mask + 1 {
+            if got > 0 {
+                walked += 1;
+                if walked > mask {
+                    break;
+                }
+            }
+            for bucket in self.tables.iter().filter_map(|t| t.get(i)) {
+                if bucket.is_none() {
+                    empty_run += 1;
+                    continue;
+                }
+                empty_run = 0;
+                for e in chain_iter(bucket) {
+                    sample[got] = &e.key;
+                    got += 1;
+                    if got == want {
+                        return Some(sample[((next_random(rng) >> 32) % want as u64) as usize]);
+                    }
+                }
+            }
+            // A sparse stretch before anything was found: look elsewhere
+            // rather than crawl.
+            if got == 0 && empty_run >= 5 && empty_run > want {
+                i = (next_random(rng) >> 32) as usize & mask;
+                empty_run = 0;
+            } else {
+                i = (i + 1) & mask;
+            }
+        }
+        if got == 0 {
+            return self.random_key(rng);
+        }
+        Some(sample[((next_random(rng) >> 32) % got as u64) as usize])
     }
 }
 

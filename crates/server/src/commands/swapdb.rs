@@ -1,0 +1,93 @@
+//! SWAPDB: exchange the contents of two databases in O(1). Clients, their
+//! WATCHes and their blocked commands stay with the database index, so the
+//! swap must tell them their keys may have changed underneath them.
+use crate::dispatch::flags::*;
+use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
+use crate::engine::numeric::parse_i64;
+use crate::spec;
+
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 1] = [
+    spec!("swapdb", 3, WRITE | FAST, (0, 0, 0), swapdb, "server", "4.0.0", "Swaps two Redis databases", ["keyspace", "write", "fast", "dangerous"]),
+];
+
+pub fn register(r: &mut Registry) {
+    r.add(&SPECS);
+}
+
+/// An index argument as Redis's `getIntFromObjectOrReply` reads it: not an
+/// integer and outside the C `int` range share one message (`which` names
+/// the argument); the range against `databases` is checked later.
+fn parse_index(arg: &[u8], which: &str) -> Result<i64, String> {
+    match parse_i64(arg) {
+        Some(i) if i32::try_from(i).is_ok() => Ok(i),
+        _ => Err(format!("ERR invalid {which} DB index")),
+    }
+}
+
+fn swapdb(ctx: &mut Ctx, argv: &Argv) {
+    if ctx.srv.config.cluster_enabled {
+        return ctx.r.error("ERR SWAPDB is not allowed in cluster mode");
+    }
+    let (a, b) = match (parse_index(argv.get(1), "first"), parse_index(argv.get(2), "second")) {
+        (Err(e), _) | (Ok(_), Err(e)) => return ctx.r.error(&e),
+        (Ok(a), Ok(b)) => (a, b),
+    };
+    let n = ctx.srv.keyspace.dbs.len() as i64;
+    if !(0..n).contains(&a) || !(0..n).contains(&b) {
+        return ctx.r.error("ERR DB index is out of range");
+    }
+    let (a, b) = (a as usize, b as usize);
+    if a != b {
+        touch_watched_across(ctx, a, b);
+        touch_watched_across(ctx, b, a);
+        ctx.srv.keyspace.swap(a, b);
+        signal_blocked(ctx, a, b);
+    }
+    // Counted even for a db swapped with itself, as Redis does: the command
+    // is replayed either way.
+    ctx.dirty(1);
+    ctx.r.ok();
+}
+
+/// Fail the next EXEC of clients watching a key of `db` that exists before
+/// the swap (in `db`) or after it (the same key in `other`), as Redis's
+/// `touchAllWatchedKeysInDb`. A key that is expired on both sides did not
+/// logically change, so it does not count.
+fn touch_watched_across(ctx: &mut Ctx, db: usize, other: usize) {
+    if ctx.srv.watches.is_empty() {
+        return;
+    }
+    let now = ctx.now;
+    for key in ctx.srv.watches.keys_in_db(db) {
+        let dbs = &ctx.srv.keyspace.dbs;
+        if dbs[db].holds_live(&key, now) || dbs[other].holds_live(&key, now) {
+            ctx.srv.touch_watched(db, &key);
+        }
+    }
+}
+
+/// A client blocked on a key of `a` or `b` may now find data there: queue
+/// every such key that holds a value after the swap (the blocked command is
+/// re-run and blocks again if the value is of the wrong type).
+fn signal_blocked(ctx: &mut Ctx, a: usize, b: usize) {
+    let srv = &mut *ctx.srv;
+    if !srv.blocking.any_waiters() {
+        return;
+    }
+    let mut ready = Vec::new();
+    for (cid, _) in srv.clients.iter() {
+        let Some(blocked) = srv.blocking.get(cid) else { continue };
+        if blocked.db != a && blocked.db != b {
+            continue;
+        }
+        for key in &blocked.keys {
+            if srv.keyspace.dbs[blocked.db].holds_live(key, ctx.now) {
+                ready.push((blocked.db, key.clone()));
+            }
+        }
+    }
+    for (db, key) in ready {
+        srv.blocking.signal(db, &key);
+    }
+}
