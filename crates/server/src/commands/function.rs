@@ -4,7 +4,6 @@
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::glob::glob_match;
-use crate::engine::numeric::parse_i64;
 use crate::scripting::function::{RestorePolicy, FLAG_NAMES};
 use crate::scripting::{self, Scripting};
 use crate::spec;
@@ -59,16 +58,9 @@ fn fcall_generic(ctx: &mut Ctx, argv: &Argv, ro: bool) {
     if scripting(ctx).functions.find(name).is_none() {
         return ctx.r.error("ERR Function not found");
     }
-    let Some(numkeys) = parse_i64(argv.get(2)) else { return ctx.r.error("ERR Bad number of keys provided") };
-    if numkeys > (argv.len() - 3) as i64 {
-        return ctx.r.error("ERR Number of keys can't be greater than number of args");
-    }
-    if numkeys < 0 {
-        return ctx.r.error("ERR Number of keys can't be negative");
-    }
-    let split = 3 + numkeys as usize;
-    let keys: Vec<&[u8]> = (3..split).map(|i| argv.get(i)).collect();
-    let args: Vec<&[u8]> = argv.iter_from(split).collect();
+    let Some((keys, args)) = super::script::keys_and_args(ctx, argv, "ERR Bad number of keys provided") else {
+        return;
+    };
     let caller = argv.iter_from(0).map(|a| a.to_vec()).collect();
     scripting::fcall(ctx, name, &keys, &args, ro, caller);
 }

@@ -48,19 +48,33 @@ fn evalsha_ro(ctx: &mut Ctx, argv: &Argv) {
 
 /// `EVAL script numkeys key... arg...`: check numkeys, then run.
 fn eval_generic(ctx: &mut Ctx, argv: &Argv, by_sha: bool, readonly: bool) {
-    let Some(numkeys) = parse_i64(argv.get(2)) else { return ctx.not_integer() };
-    let rest = argv.len() - 3;
-    if numkeys > rest as i64 {
-        return ctx.r.error("ERR Number of keys can't be greater than number of args");
-    }
-    if numkeys < 0 {
-        return ctx.r.error("ERR Number of keys can't be negative");
-    }
-    let split = 3 + numkeys as usize;
-    let keys: Vec<&[u8]> = (3..split).map(|i| argv.get(i)).collect();
-    let args: Vec<&[u8]> = argv.iter_from(split).collect();
+    let Some((keys, args)) = keys_and_args(ctx, argv, "ERR value is not an integer or out of range") else { return };
     let src = if by_sha { Source::Sha(argv.get(1)) } else { Source::Body(argv.get(1)) };
     scripting::eval(ctx, src, &keys, &args, readonly);
+}
+
+/// The keys and the other arguments of a command shaped like EVAL and
+/// FCALL (`numkeys` at position 2), or None after the error reply;
+/// `bad_count` answers a numkeys that is not an integer.
+pub(super) fn keys_and_args<'a>(
+    ctx: &mut Ctx,
+    argv: &Argv<'a>,
+    bad_count: &str,
+) -> Option<(Vec<&'a [u8]>, Vec<&'a [u8]>)> {
+    let Some(numkeys) = parse_i64(argv.get(2)) else {
+        ctx.r.error(bad_count);
+        return None;
+    };
+    if numkeys > (argv.len() - 3) as i64 {
+        ctx.r.error("ERR Number of keys can't be greater than number of args");
+        return None;
+    }
+    if numkeys < 0 {
+        ctx.r.error("ERR Number of keys can't be negative");
+        return None;
+    }
+    let split = 3 + numkeys as usize;
+    Some(((3..split).map(|i| argv.get(i)).collect(), argv.iter_from(split).collect()))
 }
 
 fn script_container(ctx: &mut Ctx, _argv: &Argv) {
