@@ -53,14 +53,13 @@ fn eval_generic(ctx: &mut Ctx, argv: &Argv, by_sha: bool, readonly: bool) {
     scripting::eval(ctx, src, &keys, &args, readonly);
 }
 
+/// The keys and then the other arguments of a script or function call.
+pub(super) type KeysAndArgs<'a> = (Vec<&'a [u8]>, Vec<&'a [u8]>);
+
 /// The keys and the other arguments of a command shaped like EVAL and
 /// FCALL (`numkeys` at position 2), or None after the error reply;
 /// `bad_count` answers a numkeys that is not an integer.
-pub(super) fn keys_and_args<'a>(
-    ctx: &mut Ctx,
-    argv: &Argv<'a>,
-    bad_count: &str,
-) -> Option<(Vec<&'a [u8]>, Vec<&'a [u8]>)> {
+pub(super) fn keys_and_args<'a>(ctx: &mut Ctx, argv: &Argv<'a>, bad_count: &str) -> Option<KeysAndArgs<'a>> {
     let Some(numkeys) = parse_i64(argv.get(2)) else {
         ctx.r.error(bad_count);
         return None;
