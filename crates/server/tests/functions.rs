@@ -59,6 +59,7 @@ fn load_errors_match_redis() {
         ("#!lua name=a\na = 1", "-ERR Error registering functions: ERR user_function:2: Attempt to modify a readonly table\r\n"),
         ("#!lua name=a\nredis.register_function(1, 2)", "-ERR Error registering functions: ERR second argument to redis.register_function must be a function\r\n"),
         ("#!lua name=a\nredis.register_function{function_name='f'}", "-ERR Error registering functions: ERR redis.register_function must get a callback argument\r\n"),
+        ("#!lua name=a\nredis.register_function('f', function() end)\nredis.register_function('f', function() end)", "-ERR Error registering functions: ERR Function already exists in the library\r\n"),
         ("#!lua name=a\nredis.register_function{function_name='f', callback=function() end, flags={'bad'}}", "-ERR Error registering functions: ERR unknown flag given\r\n"),
     ];
     for (code, want) in cases {

@@ -133,12 +133,6 @@ impl Functions {
             self.unref_all(&registered);
             return Err(error_text(&e));
         }
-        // Two functions of one name: Redis refuses while registering.
-        let mut seen = std::collections::HashSet::new();
-        if registered.iter().any(|f| !seen.insert(f.name.clone())) {
-            self.unref_all(&registered);
-            return Err("ERR Function already exists in the library".into());
-        }
         registered.shrink_to_fit();
         Ok(registered)
     }
@@ -319,9 +313,14 @@ pub(super) fn register_function(lua: &Lua, shared: &Shared, args: MultiValue) ->
         sandbox::unref(lua, info.func_ref);
         return Err(raise(&INVALID_NAME[4..]));
     }
-    if let Some(list) = shared.registering.borrow_mut().as_mut() {
-        list.push(info);
+    let mut registering = shared.registering.borrow_mut();
+    let Some(list) = registering.as_mut() else { return Ok(()) };
+    // Names are case-sensitive within a library (Redis's library dict).
+    if list.iter().any(|f| f.name == info.name) {
+        sandbox::unref(lua, info.func_ref);
+        return Err(raise("Function already exists in the library"));
     }
+    list.push(info);
     Ok(())
 }
 
