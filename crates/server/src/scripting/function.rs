@@ -126,8 +126,10 @@ impl Functions {
         shared.load_deadline.set(Some(Instant::now() + LOAD_TIMEOUT));
         let switched = self.state.loading.call::<()>(true);
         let ran = switched.and_then(|()| chunk.call::<()>(()));
-        let _ = self.state.loading.call::<()>(false);
+        // The deadline goes first: a hook firing inside `loading(false)`
+        // would leave the globals pointing at the load API.
         shared.load_deadline.set(None);
+        let _ = self.state.loading.call::<()>(false);
         let mut registered = shared.registering.take().unwrap_or_default();
         if let Err(e) = ran {
             self.unref_all(&registered);
