@@ -1,5 +1,5 @@
 //! CLIENT: connection introspection and control (ID, SETNAME, GETNAME, LIST,
-//! INFO, KILL, SETINFO, REPLY, NO-EVICT, HELP). Every client here is of the
+//! INFO, KILL, SETINFO, REPLY, NO-EVICT, PAUSE, UNPAUSE, UNBLOCK, HELP). Every client here is of the
 //! `normal` type: there are no replicas, and pub/sub state is not tracked in
 //! the client table yet.
 use std::fmt::Write;
@@ -7,6 +7,7 @@ use std::fmt::Write;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::numeric::parse_i64;
+use crate::server::pause::PauseKind;
 use crate::server::{ClientInfo, ReplyMode};
 use crate::spec;
 
@@ -17,7 +18,7 @@ const PLAIN: u32 = NOSCRIPT | LOADING | STALE;
 const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
 #[rustfmt::skip]
-static SUBS: [CommandSpec; 10] = [
+static SUBS: [CommandSpec; 13] = [
     spec!("id", 2, PLAIN, NONE, id, "connection", "5.0.0", "Returns the unique client ID of the connection.", ["slow", "connection"]),
     spec!("setname", 3, PLAIN, NONE, setname, "connection", "2.6.9", "Sets the connection name.", ["slow", "connection"]),
     spec!("getname", 2, PLAIN, NONE, getname, "connection", "2.6.9", "Returns the name of the connection.", ["slow", "connection"]),
@@ -27,6 +28,9 @@ static SUBS: [CommandSpec; 10] = [
     spec!("setinfo", 4, PLAIN, NONE, setinfo, "connection", "7.2.0", "Sets information specific to the client or connection.", ["slow", "connection"]),
     spec!("reply", 3, PLAIN, NONE, reply, "connection", "3.2.0", "Instructs the server whether to reply to commands.", ["slow", "connection"]),
     spec!("no-evict", 3, ADMIN_FLAGS, NONE, no_evict, "connection", "7.0.0", "Sets the client eviction mode of the connection.", ["admin", "slow", "dangerous", "connection"]),
+    spec!("pause", -3, ADMIN_FLAGS, NONE, pause, "connection", "2.9.50", "Stop processing commands from clients for some time", ["admin", "slow", "dangerous", "connection"]),
+    spec!("unpause", 2, ADMIN_FLAGS, NONE, unpause, "connection", "6.2.0", "Resume processing of clients that were paused", ["admin", "slow", "dangerous", "connection"]),
+    spec!("unblock", -3, ADMIN_FLAGS, NONE, unblock, "connection", "5.0.0", "Unblock a client blocked in a blocking command from a different connection", ["admin", "slow", "dangerous", "connection"]),
     spec!("help", 2, LOADING | STALE, NONE, help, "connection", "5.0.0", "Returns helpful text about the different subcommands.", ["slow", "connection"]),
 ];
 
@@ -69,35 +73,36 @@ fn getname(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 /// One CLIENT LIST line in Redis 7.0's field order, without the newline.
-/// `cmd` is the full name of the client's last command.
-fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, now_ms: i64) -> String {
+/// `cmd` is the full name of the client's last command; `argv_mem` the
+/// size of the arguments of the command it is running (only the caller
+/// runs one).
+fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, argv_mem: usize, now_ms: i64) -> String {
     // Redis's flag letters, in its order: x MULTI, b blocked, d WATCH touched.
     let mut flags = String::new();
-    if c.tx.is_some() {
-        flags.push('x');
-    }
-    if blocked {
-        flags.push('b');
-    }
-    if c.watch_touched {
-        flags.push('d');
-    }
-    if c.close_after_reply {
-        flags.push('c');
-    }
-    if c.no_evict {
-        flags.push('e');
+    for (on, letter) in
+        [(c.tx.is_some(), 'x'), (blocked, 'b'), (c.watch_touched, 'd'), (c.close_after_reply, 'c'), (c.no_evict, 'e')]
+    {
+        if on {
+            flags.push(letter);
+        }
     }
     if flags.is_empty() {
         flags.push('N');
     }
     let name = c.name.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+    let b = &c.bufs;
+    // Redis fills a 16 KiB buffer first (obl), then a list of 16 KiB
+    // blocks (oll nodes, omem bytes): the same split of the pending bytes.
+    let obl = b.pending_out.min(REPLY_CHUNK);
+    let omem = b.pending_out - obl;
+    let oll = omem.div_ceil(REPLY_CHUNK);
+    let events = if b.writing { "rw" } else { "r" };
     let mut s = String::with_capacity(320);
     let _ = write!(
         s,
         "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub=0 psub=0 ssub=0 multi={} \
-         qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem={} tot-mem={} events=r cmd={cmd} \
-         user=default redir=-1 resp={}",
+         qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem=0 rbs={} rbp={} obl={obl} oll={oll} omem={omem} \
+         tot-mem={} events={events} cmd={cmd} user=default redir=-1 resp={}",
         c.id,
         c.addr,
         c.laddr,
@@ -106,25 +111,28 @@ fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, now_ms: i64) -> String 
         (now_ms - c.last_interaction_ms).max(0) / 1000,
         c.db,
         c.tx.as_ref().map_or(-1, |t| t.queued.len() as i64),
-        c.qbuf,
-        c.argv_mem,
-        c.omem,
-        c.omem,
-        c.omem,
-        c.qbuf + c.omem + c.argv_mem,
+        b.qbuf,
+        b.qbuf_free,
+        b.out_cap,
+        b.out_cap,
+        b.total + argv_mem,
         c.resp,
     );
     s
 }
 
-/// The line for client `slot`; the caller's own line names the running command.
-fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str) -> String {
-    let cmd = if slot == ctx.cid {
-        current.to_string()
-    } else {
-        c.last_cmd.map_or_else(|| "NULL".to_string(), |id| ctx.reg.full_name(id).to_string())
-    };
-    client_line(c, ctx.srv.blocking.is_blocked(slot), &cmd, ctx.now)
+/// Redis's reply chunk size, by which CLIENT LIST splits pending output.
+const REPLY_CHUNK: usize = 16 << 10;
+
+/// The line for client `slot`; the caller's own line names the running
+/// command and counts its arguments.
+fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) -> String {
+    if slot == ctx.cid {
+        let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
+        return client_line(c, false, current, argv_mem, ctx.now);
+    }
+    let cmd = c.last_cmd.map_or("NULL", |id| ctx.reg.full_name(id));
+    client_line(c, ctx.srv.blocking.is_blocked(slot), cmd, 0, ctx.now)
 }
 
 /// Parse a client type name; every client here is `normal`.
@@ -163,16 +171,16 @@ fn list(ctx: &mut Ctx, argv: &Argv) {
     let mut text = String::new();
     for (slot, c) in ctx.srv.clients.iter() {
         if normal && ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
-            text.push_str(&line_for(ctx, slot, c, "client|list"));
+            text.push_str(&line_for(ctx, slot, c, "client|list", argv));
             text.push('\n');
         }
     }
     ctx.r.verbatim(text.as_bytes());
 }
 
-fn info(ctx: &mut Ctx, _argv: &Argv) {
+fn info(ctx: &mut Ctx, argv: &Argv) {
     let c = ctx.srv.clients.get(ctx.cid).expect("calling client is registered");
-    let mut text = line_for(ctx, ctx.cid, c, "client|info");
+    let mut text = line_for(ctx, ctx.cid, c, "client|info", argv);
     text.push('\n');
     ctx.r.verbatim(text.as_bytes());
 }
@@ -323,10 +331,65 @@ fn no_evict(ctx: &mut Ctx, argv: &Argv) {
     ctx.r.ok();
 }
 
+/// CLIENT PAUSE <ms> [WRITE|ALL]: the mode is checked before the timeout,
+/// as Redis does.
+fn pause(ctx: &mut Ctx, argv: &Argv) {
+    if argv.len() > 4 {
+        return ctx.syntax_error();
+    }
+    let kind = if argv.len() < 4 || argv.is(3, "all") {
+        PauseKind::All
+    } else if argv.is(3, "write") {
+        PauseKind::Write
+    } else {
+        return ctx.r.error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+    };
+    let ms = match parse_i64(argv.get(2)) {
+        Some(ms) if ms < 0 => return ctx.r.error("ERR timeout is negative"),
+        Some(ms) => ms,
+        None => return ctx.r.error("ERR timeout is not an integer or out of range"),
+    };
+    // A zero timeout ends at once in Redis: nothing changes.
+    if ms > 0 {
+        ctx.srv.pause_clients(kind, ctx.now.saturating_add(ms));
+    }
+    ctx.r.ok();
+}
+
+fn unpause(ctx: &mut Ctx, _argv: &Argv) {
+    ctx.srv.unpause_clients();
+    ctx.r.ok();
+}
+
+/// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: a client blocked on keys or WAIT
+/// gets its timeout reply (or an -UNBLOCKED error) and carries on.
+fn unblock(ctx: &mut Ctx, argv: &Argv) {
+    if argv.len() > 4 {
+        return ctx.syntax_error();
+    }
+    let error = if argv.len() < 4 || argv.is(3, "timeout") {
+        false
+    } else if argv.is(3, "error") {
+        true
+    } else {
+        return ctx.r.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    };
+    let Some(id) = parse_i64(argv.get(2)) else { return ctx.not_integer() };
+    let slot = ctx.srv.clients.iter().find(|(_, c)| c.id as i64 == id).map(|(slot, _)| slot);
+    let done = slot.is_some_and(|slot| ctx.srv.blocking.force_unblock(slot, error));
+    ctx.r.int(i64::from(done));
+}
+
 fn help(ctx: &mut Ctx, _argv: &Argv) {
     ctx.r.help(
         "CLIENT",
+        // Redis 7.0.15's text, tracking lines included (SETINFO is a 7.2
+        // addition Volley accepts for client libraries; 7.0 lists no such line).
         &[
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
             "GETNAME",
             "    Return the name of the current connection.",
             "ID",
@@ -334,20 +397,40 @@ fn help(ctx: &mut Ctx, _argv: &Argv) {
             "INFO",
             "    Return information about the current client connection.",
             "KILL <ip:port>",
-            "    Kill the connection made from <ip:port>.",
+            "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections matching all options: ID <id>, ADDR <ip:port>, LADDR <ip:port>,",
-            "    TYPE (NORMAL|MASTER|REPLICA|PUBSUB), USER <username>, SKIPME (YES|NO) (default: yes).",
-            "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
-            "    Return information about client connections.",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "REPLY (ON|OFF|SKIP)",
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",
             "    Assign the name <name> to the current connection.",
-            "SETINFO (LIB-NAME|LIB-VER) <value>",
-            "    Set client library information shown by CLIENT LIST.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
             "NO-EVICT (ON|OFF)",
-            "    Protect the current connection from eviction.",
+            "    Protect current client connection from eviction.",
         ],
     );
 }

@@ -26,7 +26,7 @@ static FUNCTION_SUBS: [CommandSpec; 9] = [
 
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 3] = [
-    spec!("fcall", -3, FCALL_FLAGS, NONE, fcall, "scripting", "7.0.0", "Invoke a function", ["slow", "scripting"]),
+    spec!("fcall", -3, FCALL_FLAGS | MAY_REPLICATE, NONE, fcall, "scripting", "7.0.0", "Invoke a function", ["slow", "scripting"]),
     spec!("fcall_ro", -3, READONLY | FCALL_FLAGS, NONE, fcall_ro, "scripting", "7.0.0", "Invoke a read-only function", ["slow", "scripting"]),
     CommandSpec { subcommands: &FUNCTION_SUBS, ..spec!("function", -2, 0, NONE, container, "scripting", "7.0.0", "A container for function commands", ["slow"]) },
 ];

@@ -150,8 +150,8 @@ fn os_name() -> String {
 }
 
 fn clients(srv: &Server, s: &mut Section) {
-    let max_in = srv.clients.iter().map(|(_, c)| c.qbuf).max().unwrap_or(0);
-    let max_out = srv.clients.iter().map(|(_, c)| c.omem).max().unwrap_or(0);
+    let max_in = srv.clients.iter().map(|(_, c)| c.bufs.qbuf + c.bufs.qbuf_free).max().unwrap_or(0);
+    let max_out = srv.clients.iter().map(|(_, c)| c.bufs.pending_out).max().unwrap_or(0);
     s.field("connected_clients", srv.clients.len());
     s.field("cluster_connections", 0);
     s.field("maxclients", srv.config.maxclients);
@@ -230,7 +230,8 @@ fn stats(srv: &Server, s: &mut Section) {
         s.field(&format!("instantaneous_{f}"), "0.00");
     }
     s.field("rejected_connections", st.rejected_connections);
-    s.zeros(&["sync_full", "sync_partial_ok", "sync_partial_err", "expired_keys"]);
+    s.zeros(&["sync_full", "sync_partial_ok", "sync_partial_err"]);
+    s.field("expired_keys", srv.keyspace.dbs.iter().map(|db| db.expired).sum::<u64>());
     s.field("expired_stale_perc", "0.00");
     s.zeros(&["expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys"]);
     s.field("evicted_clients", st.evicted_clients);

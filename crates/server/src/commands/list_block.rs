@@ -75,6 +75,7 @@ fn block_or_timeout(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<i64>, kind: 
         match kind {
             TimeoutReply::NullArray => ctx.r.null_array(),
             TimeoutReply::Null => ctx.r.null(),
+            TimeoutReply::Zero => ctx.r.int(0),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod list;
 mod list_block;
 pub mod migrate;
 pub mod persistence;
+pub mod replication;
 pub mod script;
 pub mod server;
 pub mod set;
@@ -55,6 +56,7 @@ pub fn register_all(r: &mut Registry) {
     list::register(r);
     list_block::register(r);
     persistence::register(r);
+    replication::register(r);
     script::register(r);
     function::register(r);
     dump::register(r);

@@ -22,8 +22,8 @@ static SCRIPT_SUBS: [CommandSpec; 6] = [
 
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 5] = [
-    spec!("eval", -3, EVAL_FLAGS, NONE, eval, "scripting", "2.6.0", "Executes a server-side Lua script.", ["slow", "scripting"]),
-    spec!("evalsha", -3, EVAL_FLAGS, NONE, evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", ["slow", "scripting"]),
+    spec!("eval", -3, EVAL_FLAGS | MAY_REPLICATE, NONE, eval, "scripting", "2.6.0", "Executes a server-side Lua script.", ["slow", "scripting"]),
+    spec!("evalsha", -3, EVAL_FLAGS | MAY_REPLICATE, NONE, evalsha, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", ["slow", "scripting"]),
     spec!("eval_ro", -3, READONLY | EVAL_FLAGS, NONE, eval_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script.", ["slow", "scripting"]),
     spec!("evalsha_ro", -3, READONLY | EVAL_FLAGS, NONE, evalsha_ro, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.", ["slow", "scripting"]),
     CommandSpec { subcommands: &SCRIPT_SUBS, ..spec!("script", -2, 0, NONE, script_container, "scripting", "2.6.0", "A container for Lua scripts management commands.", ["slow"]) },

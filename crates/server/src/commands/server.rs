@@ -146,6 +146,7 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
 fn config_resetstat(ctx: &mut Ctx, _argv: &Argv) {
     let n = ctx.srv.stats.commands.len();
     ctx.srv.stats = Stats { commands: vec![CommandStats::default(); n], ..Stats::default() };
+    ctx.srv.keyspace.dbs.iter_mut().for_each(|db| db.expired = 0);
     ctx.r.ok();
 }
 

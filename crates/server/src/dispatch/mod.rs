@@ -54,7 +54,7 @@ pub mod flags {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
+        // MAY_REPLICATE is not listed: Redis 7.0 hides it from COMMAND INFO.
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
@@ -145,6 +145,7 @@ impl<'a> Ctx<'a> {
             deadline,
             on_timeout,
             argv: resp::Args::from_parts(argv.iter_from(0)),
+            postponed: false,
         };
         b.block(self.cid, blocked);
         true
@@ -243,6 +244,9 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
         abort_transaction(ctx);
         return;
     }
+    if ctx.srv.pause.is_some() && ctx.srv.paused_for(may_write(ctx, spec, argv)) {
+        return postpone(ctx, argv);
+    }
     // Recorded at lookup, as Redis does, so CLIENT LIST names queued and
     // blocked commands too.
     if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
@@ -252,6 +256,39 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
         return;
     }
     call(ctx, id, spec, argv);
+}
+
+/// Whether a command counts as a writer for CLIENT PAUSE WRITE: flagged
+/// write or may-replicate (scripts by their declared flags), or an EXEC
+/// whose queue holds one.
+#[cold]
+fn may_write(ctx: &Ctx, spec: &CommandSpec, argv: &Argv) -> bool {
+    const WRITERS: u32 = flags::WRITE | flags::MAY_REPLICATE;
+    if spec.name == "exec" {
+        let tx = ctx.srv.clients.get(ctx.cid).and_then(|c| c.tx.as_ref());
+        return tx.is_some_and(|tx| tx.queued.iter().any(|(id, _)| ctx.reg.spec(*id).flags & WRITERS != 0));
+    }
+    if spec.flags & WRITERS == 0 {
+        return false;
+    }
+    match (ctx.srv.script_may_write, spec.name) {
+        (Some(hook), "eval" | "evalsha" | "fcall") if argv.len() > 1 => hook(ctx.srv, spec.name, argv.get(1)),
+        _ => true,
+    }
+}
+
+/// Hold the client's command until the pause ends; it runs then.
+#[cold]
+fn postpone(ctx: &mut Ctx, argv: &Argv) {
+    let held = Blocked {
+        db: ctx.db,
+        keys: Vec::new(),
+        deadline: None,
+        on_timeout: TimeoutReply::Null,
+        argv: resp::Args::from_parts(argv.iter_from(0)),
+        postponed: true,
+    };
+    ctx.srv.blocking.block(ctx.cid, held);
 }
 
 /// Commands that act on the MULTI block itself instead of being queued.
@@ -370,5 +407,6 @@ pub fn write_timeout_reply(out: &mut Vec<u8>, resp3: bool, kind: TimeoutReply) {
     match kind {
         TimeoutReply::NullArray => r.null_array(),
         TimeoutReply::Null => r.null(),
+        TimeoutReply::Zero => r.int(0),
     }
 }

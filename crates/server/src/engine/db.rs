@@ -113,6 +113,9 @@ pub struct Db {
     /// see them as modified.
     pub track_expired: bool,
     pub expired_log: Vec<Vec<u8>>,
+    /// Keys past their expiry read as absent but are not deleted (clients
+    /// are paused: the dataset must not change under them).
+    pub keep_expired: bool,
 }
 
 impl Default for Db {
@@ -125,6 +128,7 @@ impl Default for Db {
             expired: 0,
             track_expired: false,
             expired_log: Vec::new(),
+            keep_expired: false,
         }
     }
 }
@@ -272,7 +276,7 @@ impl Db {
 
     fn expire_if_due_hashed(&mut self, hash: u64, key: &[u8], now_ms: i64) -> bool {
         let due = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
-        if due {
+        if due && !self.keep_expired {
             self.dict.remove_hashed(hash, key);
             self.expires.remove_hashed(hash, key);
             self.expired += 1;

@@ -18,7 +18,7 @@ use super::lookahead::Lookahead;
 use super::spill::Spill;
 use crate::dispatch::{self, Argv, Registry};
 use crate::engine::db;
-use crate::server::Server;
+use crate::server::{Buffers, Server};
 
 /// Most bytes read from one connection per loop turn, for fairness.
 const READ_CAP: usize = 1 << 20;
@@ -31,8 +31,13 @@ const TURN_BUDGET: usize = 64 << 10;
 const READ_AHEAD: usize = 1 << 20;
 /// Smallest read attempted; the buffer grows past it for big pipelines.
 const MIN_READ: usize = 16 << 10;
-/// Buffers larger than this are released when they empty.
+/// Output buffers larger than this are released when they empty.
 const KEEP_BUF: usize = 64 << 10;
+/// Input buffers above this shrink, on the cron, to their recent peak use
+/// (Redis's PROTO_RESIZE_THRESHOLD).
+const RESIZE_INPUT_ABOVE: usize = 32 << 10;
+/// Free input room under this is not worth a reallocation.
+const RESIZE_MIN_WASTE: usize = 4 << 10;
 
 /// Why a connection must be closed.
 #[derive(Debug)]
@@ -73,6 +78,9 @@ pub struct Conn {
     /// WRITABLE interest is registered (a write was partial).
     pub write_registered: bool,
     soft_limit_since: Option<Instant>,
+    /// Most unconsumed input held since the last cron tick: the input
+    /// buffer shrinks towards it.
+    in_peak: usize,
 }
 
 impl Conn {
@@ -96,6 +104,20 @@ impl Conn {
             flush_queued: false,
             write_registered: false,
             soft_limit_since: None,
+            in_peak: 0,
+        }
+    }
+
+    /// The buffers as CLIENT LIST reports them.
+    pub fn buffers(&self) -> Buffers {
+        let qbuf = self.in_end - self.in_start;
+        Buffers {
+            qbuf,
+            qbuf_free: self.input.len() - qbuf,
+            pending_out: self.pending_out(),
+            out_cap: self.out.capacity(),
+            total: std::mem::size_of::<Conn>() + self.buffer_memory(),
+            writing: self.write_registered,
         }
     }
 
@@ -136,6 +158,7 @@ impl Conn {
                 self.make_room(MIN_READ);
                 let n = read_some(&mut self.stream, &mut self.input[self.in_end..])?;
                 self.in_end += n.unwrap_or(0);
+                self.in_peak = self.in_peak.max(self.in_end - self.in_start);
                 n
             };
             match got {
@@ -238,6 +261,9 @@ impl Conn {
         self.backlog = false;
         // Commands of this batch time themselves from the end of the one before.
         srv.call_clock.reset();
+        if let Some(c) = srv.clients.get_mut(cid) {
+            c.bufs = self.buffers();
+        }
         loop {
             if executed >= TURN_BUDGET && self.has_input() {
                 self.read_more = true;
@@ -329,15 +355,39 @@ impl Conn {
         Ok(())
     }
 
+    /// Rewind an emptied input buffer; its size is the cron's business
+    /// ([`Conn::resize_input`]), so a client sending one big command after
+    /// another does not reallocate for each.
     fn release_idle_input(&mut self) {
         if self.in_start == self.in_end {
             self.in_start = 0;
             self.in_end = 0;
             self.lookahead.forget();
-            if self.input.len() > KEEP_BUF || self.eof {
+            if self.eof {
                 self.input = Vec::new();
             }
         }
+    }
+
+    /// Cron: give back input room the connection has not used lately, as
+    /// Redis does: all of it once the client is idle, otherwise down to
+    /// the peak use since the last tick when that is under half the buffer.
+    pub fn resize_input(&mut self, idle: bool) {
+        let used = self.in_end - self.in_start;
+        let quiet = self.spill.is_none() && self.parser.progress() == 0;
+        if quiet && self.input.len() - used > RESIZE_MIN_WASTE {
+            if idle {
+                self.release_idle_buffers();
+            } else if self.input.len() > RESIZE_INPUT_ABOVE && self.input.len() / 2 > self.in_peak {
+                self.lookahead.forget();
+                self.input.copy_within(self.in_start..self.in_end, 0);
+                self.in_start = 0;
+                self.in_end = used;
+                self.input.truncate(used.max(self.in_peak));
+                self.input.shrink_to_fit();
+            }
+        }
+        self.in_peak = self.in_end - self.in_start;
     }
 
     /// Write pending replies. Ok(true) when everything was written.

@@ -16,6 +16,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::dispatch::Registry;
+use crate::server::blocking::Resume;
 use crate::server::{unix_ms, ClientInfo, Server, Slab};
 pub use conn::{Close, Conn};
 
@@ -163,6 +164,8 @@ impl EventLoop {
             self.expire_blocked(now);
             if Instant::now() >= self.next_cron {
                 self.cron(now);
+                // The cron may have ended a pause.
+                self.serve_ready_keys(now);
             }
             self.flush_all();
             for slot in std::mem::take(&mut self.srv.pending_kills) {
@@ -384,6 +387,9 @@ impl EventLoop {
     /// first blocked first; serving one may make more keys ready.
     fn serve_ready_keys(&mut self, now: i64) {
         while self.srv.blocking.has_ready() {
+            for (cid, how) in self.srv.blocking.take_resumed() {
+                self.resume(cid, how, now);
+            }
             for key in self.srv.blocking.take_ready() {
                 for cid in self.srv.blocking.waiters_of(&key) {
                     self.rerun_blocked(cid, now, &key.1);
@@ -410,6 +416,30 @@ impl EventLoop {
             self.queue_flush(cid);
             self.again.push(cid);
         }
+    }
+
+    /// Resume a client let go by CLIENT UNBLOCK or the end of a pause.
+    fn resume(&mut self, cid: usize, how: Resume, now: i64) {
+        let resp3 = self.srv.clients.get(cid).is_some_and(|c| c.resp == 3);
+        let Some(conn) = self.conns.get_mut(cid) else { return };
+        match how {
+            Resume::Rerun(argv) => {
+                let run = crate::dispatch::Argv::new(&[], &argv);
+                crate::dispatch::execute(&mut self.srv, self.reg, cid, &mut conn.out, &run, now);
+                if self.srv.blocking.is_blocked(cid) {
+                    // Paused again, or blocked on keys: it resumes later.
+                    return;
+                }
+            }
+            Resume::TimedOut(kind) => crate::dispatch::write_timeout_reply(&mut conn.out, resp3, kind),
+            Resume::Error => {
+                crate::dispatch::Reply::new(&mut conn.out, resp3)
+                    .error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                self.srv.stats.error_replies += 1;
+            }
+        }
+        self.queue_flush(cid);
+        self.again.push(cid);
     }
 
     /// Reply to blocked clients whose timeout passed, and resume them.
@@ -550,12 +580,8 @@ impl EventLoop {
         }
         for (slot, c) in self.srv.clients.iter_mut() {
             if let Some(conn) = self.conns.get_mut(slot) {
-                if now - c.last_interaction_ms > IDLE_BUFFERS_MS {
-                    conn.release_idle_buffers();
-                }
-                c.qbuf = conn.pending_in() as usize;
-                c.omem = conn.pending_out();
-                c.argv_mem = conn.buffer_memory();
+                conn.resize_input(now - c.last_interaction_ms > IDLE_BUFFERS_MS);
+                c.bufs = conn.buffers();
             }
         }
     }

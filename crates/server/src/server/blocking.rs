@@ -3,7 +3,9 @@
 //! command that changed the dataset signals its key arguments, so data-type
 //! handlers need no explicit wake-up calls. Waiters on a key are served in
 //! the order they blocked; deadlines are kept sorted so the event loop can
-//! sleep exactly until the next one.
+//! sleep exactly until the next one. Clients held by CLIENT PAUSE and
+//! WAIT wait here too, on no keys; CLIENT UNBLOCK and the end of a pause
+//! queue clients to resume, which the event loop serves like ready keys.
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 /// What a blocked command replies when its timeout passes.
@@ -13,6 +15,19 @@ pub enum TimeoutReply {
     NullArray,
     /// `$-1` (RESP2) / `_`: BLMOVE, BRPOPLPUSH.
     Null,
+    /// `:0`: WAIT (no replica acknowledged).
+    Zero,
+}
+
+/// How a client taken out of the blocked set resumes (event loop).
+#[derive(Debug)]
+pub enum Resume {
+    /// Run this command again (the pause that postponed it ended).
+    Rerun(resp::Args),
+    /// CLIENT UNBLOCK ... TIMEOUT: the reply its timeout would give.
+    TimedOut(TimeoutReply),
+    /// CLIENT UNBLOCK ... ERROR.
+    Error,
 }
 
 /// One blocked client.
@@ -25,6 +40,8 @@ pub struct Blocked {
     pub on_timeout: TimeoutReply,
     /// The command to re-run when a key is ready.
     pub argv: resp::Args,
+    /// Held by CLIENT PAUSE (re-run when it ends) rather than waiting.
+    pub postponed: bool,
 }
 
 type DbKey = (usize, Vec<u8>);
@@ -40,6 +57,10 @@ pub struct Blocking {
     /// The client whose blocked command is being re-run, and whether it
     /// asked to block again (then it keeps its place in every queue).
     pub rerun: Option<(usize, bool)>,
+    /// Clients postponed by a pause, in arrival order.
+    postponed: Vec<usize>,
+    /// Clients taken out of the blocked set, waiting to resume.
+    resume: Vec<(usize, Resume)>,
 }
 
 impl Blocking {
@@ -64,6 +85,9 @@ impl Blocking {
         if let Some(d) = b.deadline {
             self.deadlines.insert((d, cid));
         }
+        if b.postponed {
+            self.postponed.push(cid);
+        }
         self.blocked.insert(cid, b);
     }
 
@@ -82,7 +106,39 @@ impl Blocking {
         if let Some(d) = b.deadline {
             self.deadlines.remove(&(d, cid));
         }
+        if b.postponed {
+            self.postponed.retain(|&c| c != cid);
+        }
         Some(b)
+    }
+
+    /// CLIENT UNBLOCK: take `cid` out if it waits on keys or a deadline
+    /// (a client postponed by a pause is not unblockable), and queue its
+    /// reply; false if there was nothing to unblock.
+    pub fn force_unblock(&mut self, cid: usize, error: bool) -> bool {
+        match self.blocked.get(&cid) {
+            Some(b) if !b.postponed => {
+                let on_timeout = b.on_timeout;
+                self.unblock(cid);
+                self.resume.push((cid, if error { Resume::Error } else { Resume::TimedOut(on_timeout) }));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The pause ended: every postponed client runs its command again.
+    pub fn release_postponed(&mut self) {
+        for cid in std::mem::take(&mut self.postponed) {
+            if let Some(b) = self.blocked.remove(&cid) {
+                self.resume.push((cid, Resume::Rerun(b.argv)));
+            }
+        }
+    }
+
+    /// Clients to resume, in the order they were released.
+    pub fn take_resumed(&mut self) -> Vec<(usize, Resume)> {
+        std::mem::take(&mut self.resume)
     }
 
     /// A write touched `key`: if anyone waits on it, queue it for serving.
@@ -114,8 +170,10 @@ impl Blocking {
         }
     }
 
+    /// Whether keys are ready or clients wait to resume (asked after
+    /// every command: two length checks).
     pub fn has_ready(&self) -> bool {
-        !self.ready.is_empty()
+        !self.ready.is_empty() || !self.resume.is_empty()
     }
 
     /// Keys signalled since the last call, in signal order.
@@ -152,10 +210,10 @@ impl Blocking {
 
 /// Parse a blocking timeout in seconds into an absolute deadline, exactly
 /// as Redis 7.0's `getTimeoutFromObjectOrReply` does: any long double
-/// `strtold` takes (hex, exponents, `inf`), times 1000 and *truncated* to
-/// an integer the way a C cast does on x86 (out-of-range values, infinities
-/// included, become `LLONG_MIN`, hence "negative"). `Ok(None)` means wait
-/// forever, which includes anything below one millisecond.
+/// `strtold` takes (hex, exponents, `inf`), times 1000 and rounded *up* to
+/// whole milliseconds, then cast the way a C cast does on x86 (out-of-range
+/// values, infinities included, become `LLONG_MIN`, hence "negative"); so
+/// `0.0001` waits one millisecond. `Ok(None)` means wait forever (exactly 0).
 pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, &'static str> {
     use crate::engine::numeric::{classify_long_double, incr_by_float, LongDoubleKind};
     const NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
@@ -175,7 +233,7 @@ pub fn parse_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, &'static st
     };
     let ms = secs * 1000.0;
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    let tval = if ms > -LIMIT && ms < LIMIT { ms.trunc() as i64 } else { i64::MIN };
+    let tval = if ms > -LIMIT && ms < LIMIT { ms.ceil() as i64 } else { i64::MIN };
     if tval < 0 {
         return Err(NEGATIVE);
     }
@@ -199,6 +257,7 @@ mod tests {
             deadline,
             on_timeout: TimeoutReply::NullArray,
             argv: resp::Args::from_parts([&b"BLPOP"[..]]),
+            postponed: false,
         }
     }
 
@@ -241,8 +300,9 @@ mod tests {
         assert_eq!(parse_timeout(b"inf", 0), Err("ERR timeout is negative"));
         assert_eq!(parse_timeout(b"1e400", 0), Err("ERR timeout is negative"));
         assert_eq!(parse_timeout(b"0x1", 1000), Ok(Some(2000)));
-        assert_eq!(parse_timeout(b"0.0001", 1000), Ok(None));
-        assert_eq!(parse_timeout(b"0.0019", 1000), Ok(Some(1001)));
+        assert_eq!(parse_timeout(b"0.0001", 1000), Ok(Some(1001)));
+        assert_eq!(parse_timeout(b"0.0019", 1000), Ok(Some(1002)));
+        assert_eq!(parse_timeout(b"-0.0001", 1000), Ok(None));
         assert_eq!(parse_timeout(b" 1", 0), Err("ERR timeout is not a float or out of range"));
     }
 }

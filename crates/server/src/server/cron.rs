@@ -14,6 +14,7 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
     let hz = srv.config.hz.clamp(1, 500);
     let budget = Duration::from_micros(1_000_000 / hz as u64 / EXPIRE_TIME_SHARE as u64);
     let start = Instant::now();
+    srv.end_expired_pause(now_ms);
     // As Redis does, no rehashing or shrinking while a child holds a
     // copy-on-write image: moving entries would copy their pages.
     if srv.children.running().is_none() {
@@ -22,8 +23,9 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
         }
     }
     // Keep expiring while slices find plenty of expired keys and time
-    // remains; DEBUG SET-ACTIVE-EXPIRE 0 leaves expiry to lookups alone.
-    let dbs = if srv.active_expire_off { &mut [][..] } else { &mut srv.keyspace.dbs[..] };
+    // remains; DEBUG SET-ACTIVE-EXPIRE 0 leaves expiry to lookups alone,
+    // and a client pause stops it (the dataset must hold still).
+    let dbs = if srv.active_expire_off || srv.pause.is_some() { &mut [][..] } else { &mut srv.keyspace.dbs[..] };
     for db in dbs {
         while db.volatile_count() > 0 && start.elapsed() < budget {
             let removed = db.active_expire(EXPIRE_SLICE_BUCKETS, now_ms);

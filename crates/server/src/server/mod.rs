@@ -9,6 +9,7 @@ pub mod clock;
 pub mod cron;
 pub mod latency;
 pub mod parts;
+pub mod pause;
 pub mod slowlog;
 pub mod watch;
 
@@ -55,10 +56,27 @@ pub struct ClientInfo {
     /// Keys this client WATCHes, and whether one was touched since.
     pub watched: Vec<(usize, Vec<u8>)>,
     pub watch_touched: bool,
-    /// Buffer sizes, refreshed by the event loop around each batch.
+    /// Buffer sizes, as the connection last reported them.
+    pub bufs: Buffers,
+}
+
+/// A connection's buffers as CLIENT LIST and INFO report them; the event
+/// loop refreshes them when a batch starts and on every cron tick.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Buffers {
+    /// Request bytes read and not yet consumed (`qbuf`); for the client
+    /// running a command, the whole batch it came in, as in Redis.
     pub qbuf: usize,
-    pub omem: usize,
-    pub argv_mem: usize,
+    /// Allocated and unused room after them (`qbuf-free`).
+    pub qbuf_free: usize,
+    /// Reply bytes not yet written.
+    pub pending_out: usize,
+    /// Capacity of the reply buffer (`rbs`).
+    pub out_cap: usize,
+    /// Everything the connection holds (`tot-mem`).
+    pub total: usize,
+    /// Waiting for the socket to take more output (`events=rw`).
+    pub writing: bool,
 }
 
 impl ClientInfo {
@@ -83,9 +101,7 @@ impl ClientInfo {
             tx: None,
             watched: Vec::new(),
             watch_touched: false,
-            qbuf: 0,
-            omem: 0,
-            argv_mem: 0,
+            bufs: Buffers::default(),
         }
     }
 }
@@ -227,6 +243,10 @@ pub enum BusyScript {
     Function,
 }
 
+/// Whether the script a command would run may write: the command's name
+/// (`eval`, `evalsha`, `fcall`) and its first argument (body, SHA, name).
+pub type ScriptMayWrite = fn(&Server, &str, &[u8]) -> bool;
+
 /// Serves other clients while a script runs past `busy-reply-threshold`
 /// (the event loop installs it; scripting calls it).
 pub trait BusyHook {
@@ -279,6 +299,12 @@ pub struct Server {
     pub latency_events: latency::Events,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
+    /// CLIENT PAUSE in force, if any.
+    pub pause: Option<pause::Pause>,
+    /// Whether a script command (EVAL, EVALSHA, FCALL with its first
+    /// argument) may write, from the script's declared flags; installed by
+    /// scripting. Without it every non-read-only script counts as a writer.
+    pub script_may_write: Option<ScriptMayWrite>,
 }
 
 impl Server {
@@ -317,6 +343,8 @@ impl Server {
             slowlog: Default::default(),
             latency_events: Default::default(),
             active_expire_off: false,
+            pause: None,
+            script_may_write: None,
         }
     }
 }

@@ -1,0 +1,59 @@
+//! CLIENT PAUSE: while a pause is on, commands it covers (every command,
+//! or those that may write) are postponed instead of run, and keys stay in
+//! place past their expiry (reads see them as gone; nothing is deleted, so
+//! nothing is replayed), which is what lets a failover or an operator
+//! take a consistent look at the data. Postponed clients are held in
+//! [`super::blocking`] and re-run, in the order they arrived, when the
+//! pause ends (CLIENT UNPAUSE or its deadline).
+
+/// What a pause holds back; `All` is the more restrictive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PauseKind {
+    Write,
+    All,
+}
+
+/// The pause in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    pub kind: PauseKind,
+    /// Unix ms after which the pause lifts by itself.
+    pub end_ms: i64,
+}
+
+impl super::Server {
+    /// Start a pause or extend the one in force: the longer end and the
+    /// more restrictive kind win, as a second CLIENT PAUSE does in Redis.
+    pub fn pause_clients(&mut self, kind: PauseKind, end_ms: i64) {
+        let p = match self.pause {
+            Some(p) => Pause { kind: p.kind.max(kind), end_ms: p.end_ms.max(end_ms) },
+            None => Pause { kind, end_ms },
+        };
+        self.pause = Some(p);
+        self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = true);
+    }
+
+    /// Lift the pause: postponed clients are queued to run again.
+    pub fn unpause_clients(&mut self) {
+        if self.pause.take().is_some() {
+            self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = false);
+        }
+        self.blocking.release_postponed();
+    }
+
+    /// Lift a pause whose deadline has passed (cron).
+    pub fn end_expired_pause(&mut self, now_ms: i64) {
+        if self.pause.is_some_and(|p| p.end_ms < now_ms) {
+            self.unpause_clients();
+        }
+    }
+
+    /// Whether a command is held back by the pause in force; `may_write`
+    /// says whether it may write or replicate anything.
+    pub fn paused_for(&self, may_write: bool) -> bool {
+        match self.pause {
+            Some(p) => p.kind == PauseKind::All || may_write,
+            None => false,
+        }
+    }
+}
