@@ -140,6 +140,25 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
             ));
         }
     }
+    // Last: the new sockets are handed over only if nothing else failed.
+    let cfg = &ctx.srv.config;
+    if cfg.port != before.port || cfg.bind != before.bind {
+        let what = if cfg.port != before.port { "port" } else { "bind" };
+        // Port 0 turns TCP off, as in Redis.
+        let bound =
+            if cfg.port == 0 { Ok(Vec::new()) } else { crate::net::bind_all(&cfg.bind, cfg.port, cfg.tcp_backlog) };
+        let listeners = bound.map_err(|e| {
+            let why = if what == "port" {
+                "Unable to listen on this port. Check server logs."
+            } else {
+                "Failed to bind to specified addresses."
+            };
+            crate::log_at!(Warning, "CONFIG SET {what}: {e}");
+            format!("ERR CONFIG SET failed (possibly related to argument '{what}') - {why}")
+        })?;
+        ctx.srv.port = cfg.port;
+        ctx.srv.rebound = Some(listeners);
+    }
     Ok(())
 }
 

@@ -18,7 +18,7 @@ mod table;
 mod tests;
 mod value;
 
-use table::{Acc, Kind, Opt, ACCUMULATE, IMMUTABLE, PROTECTED};
+use table::{Acc, Kind, Opt, ACCUMULATE, HIDDEN, IMMUTABLE, PROTECTED};
 use value::{parse_int, parse_mem, Value};
 
 /// Client output buffer limit of one client class: (hard bytes, soft bytes,
@@ -595,6 +595,8 @@ fn default_args(opt: &Opt) -> Vec<Vec<u8>> {
 fn parse_value(opt: &Opt, args: &[Vec<u8>]) -> Result<Value, String> {
     let (min, max, v) = match (&opt.kind, args) {
         (Kind::Multi(f), _) => return f(args),
+        // Custom parsers check their own ranges.
+        (Kind::Custom(f), [arg]) => return f(arg),
         (kind, [arg]) => parse_single(kind, arg)?,
         _ => return Err("wrong number of arguments".into()),
     };
@@ -680,7 +682,7 @@ impl Config {
                 }
                 continue;
             }
-            for opt in table::TABLE {
+            for opt in table::TABLE.iter().filter(|o| o.flags & HIDDEN == 0) {
                 for name in std::iter::once(&opt.name).chain(opt.aliases) {
                     if glob_match(pattern, name.as_bytes(), true) && seen.insert(name.to_string()) {
                         out.push((name.to_string(), fetch(self, opt)));

@@ -13,6 +13,8 @@ pub(super) const IMMUTABLE: u8 = 1;
 pub(super) const PROTECTED: u8 = 2;
 /// Repeated config-file lines add to the value instead of replacing it.
 pub(super) const ACCUMULATE: u8 = 4;
+/// Left out of CONFIG GET patterns (testing knobs); named exactly, shown.
+pub(super) const HIDDEN: u8 = 8;
 
 const INT_MAX: i64 = i32::MAX as i64;
 const LONG_MAX: i64 = i64::MAX;
@@ -151,7 +153,7 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("maxmemory-policy", Enum(MAXMEMORY_POLICIES, 8), "noeviction", 0, field!(maxmemory_policy)),
     opt!("maxmemory-samples", Int(1, INT_MAX), "5", 0, field!(maxmemory_samples)),
     opt!("maxmemory-eviction-tenacity", Int(0, 100), "10", 0, Acc::Other),
-    opt!("maxmemory-clients", Mem(0, MEM_MAX), "0", 0, Acc::Other),
+    opt!("maxmemory-clients", Custom(value::parse_mem_or_percent), "0", 0, Acc::Other),
     opt!("busy-reply-threshold", ["lua-time-limit"], Int(0, LONG_MAX), "5000", 0, field!(busy_reply_threshold)),
     opt!("active-expire-effort", Int(1, 10), "1", 0, field!(active_expire_effort)),
     // Volley's pipelining knobs.
@@ -272,6 +274,13 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("cluster-enabled", Bool, "no", IMMUTABLE, field!(cluster_enabled)),
     opt!("cluster-config-file", Str, "nodes.conf", IMMUTABLE, Acc::Other),
     opt!("cluster-node-timeout", Int(0, LONG_MAX), "15000", 0, Acc::Other),
+    // Redis's hidden testing knobs: accepted and shown when named, not
+    // listed by patterns; Volley does not act on them.
+    opt!("key-load-delay", Int(i32::MIN as i64, INT_MAX), "0", HIDDEN, Acc::Other),
+    opt!("rdb-key-save-delay", Int(i32::MIN as i64, INT_MAX), "0", HIDDEN, Acc::Other),
+    opt!("watchdog-period", Int(0, INT_MAX), "0", HIDDEN, Acc::Other),
+    opt!("use-exit-on-panic", Bool, "no", HIDDEN, Acc::Other),
+    opt!("loading-process-events-interval-bytes", Int(1024, INT_MAX), "2097152", HIDDEN, Acc::Other),
 ];
 
 /// Log level names, in [`super::LogLevel`] order.

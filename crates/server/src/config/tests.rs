@@ -382,3 +382,24 @@ fn config_lines_with_other_directives() {
     assert_eq!((c.unixsocketperm, get1(&c, "unixsocketperm")), (0o700, "700".to_string()));
     assert!(c.load_str("replicaof 10.0.0.1 6379").is_err());
 }
+
+#[test]
+fn percent_values_and_hidden_options() {
+    let mut c = Config::default();
+    set(&mut c, &[("maxmemory-clients", "10%")]).unwrap();
+    assert_eq!(get1(&c, "maxmemory-clients"), "10%");
+    set(&mut c, &[("maxmemory-clients", "1mb")]).unwrap();
+    assert_eq!(get1(&c, "maxmemory-clients"), "1048576");
+    let err = set(&mut c, &[("maxmemory", "5"), ("maxmemory-clients", "200%"), ("timeout", "x")]).unwrap_err();
+    assert_eq!(
+        err,
+        "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100"
+    );
+    let err = set(&mut c, &[("maxmemory-clients", "-5%")]).unwrap_err();
+    assert!(err.ends_with("argument must be a memory or percent value"), "{err}");
+    assert_eq!(get1(&c, "maxmemory-clients"), "1048576");
+    // Hidden options answer when named, never to a pattern.
+    assert_eq!(get1(&c, "key-load-delay"), "0");
+    assert!(c.get(&[b"*"]).iter().all(|(name, _)| name != "key-load-delay"));
+    assert!(c.get(&[b"key-load-*"]).is_empty());
+}

@@ -162,6 +162,23 @@ pub(super) fn parse_int(s: &[u8]) -> Option<i64> {
 
 /// Redis `memtoull`: digits followed by an optional case-insensitive unit
 /// (`b`, `k`, `kb`, `m`, `mb`, `g`, `gb`; `k` = 1000, `kb` = 1024).
+/// A memory size, or a percentage of `maxmemory` written `N%` (up to 100),
+/// kept as written (maxmemory-clients).
+pub(super) fn parse_mem_or_percent(s: &[u8]) -> Result<Value, String> {
+    if let Some(digits) = s.strip_suffix(b"%").filter(|d| !d.is_empty()) {
+        let n: i64 = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .filter(|&n| n >= 0)
+            .ok_or("argument must be a memory or percent value")?;
+        if n > 100 {
+            return Err("percentage argument must be less or equal to 100".into());
+        }
+        return Ok(Value::Str(format!("{n}%")));
+    }
+    parse_mem(s).map(Value::Mem).ok_or_else(|| "argument must be a memory or percent value".into())
+}
+
 pub(super) fn parse_mem(s: &[u8]) -> Option<u64> {
     let split = s.iter().position(|c| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);

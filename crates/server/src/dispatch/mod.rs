@@ -244,13 +244,13 @@ fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpe
         abort_transaction(ctx);
         return;
     }
-    if ctx.srv.pause.is_some() && ctx.srv.paused_for(may_write(ctx, spec, argv)) {
-        return postpone(ctx, argv);
-    }
-    // Recorded at lookup, as Redis does, so CLIENT LIST names queued and
-    // blocked commands too.
+    // Recorded at lookup, as Redis does, so CLIENT LIST names queued,
+    // postponed and blocked commands too.
     if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
         c.last_cmd = Some(id);
+    }
+    if ctx.srv.pause.is_some() && ctx.srv.paused_for(may_write(ctx, spec, argv)) {
+        return postpone(ctx, argv);
     }
     if queue_in_transaction(ctx, id, spec, argv) {
         return;

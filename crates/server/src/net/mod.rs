@@ -59,30 +59,7 @@ impl EventLoop {
         let poll = Poll::new()?;
         let waker = mio::Waker::new(poll.registry(), Token(WAKER))?;
         crate::persistence::set_waker(&mut srv, std::sync::Arc::new(waker));
-        let mut listeners = Vec::new();
-        for spec in &srv.config.bind {
-            let (optional, host) = match spec.strip_prefix('-') {
-                Some(h) => (true, h),
-                None => (false, spec.as_str()),
-            };
-            let host = if host == "*" { "0.0.0.0" } else { host };
-            let addr: SocketAddr = match format!("{host}:{}", srv.config.port).parse() {
-                Ok(a) => a,
-                Err(_) => format!("[{host}]:{}", srv.config.port)
-                    .parse()
-                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address {spec}")))?,
-            };
-            match listen(addr, srv.config.tcp_backlog) {
-                Ok(l) => listeners.push(l),
-                Err(e) if optional => crate::log_at!(Verbose, "Skipping optional bind {addr}: {e}"),
-                Err(e) => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!("Could not create server TCP listening socket {addr}: {e}"),
-                    ))
-                }
-            }
-        }
+        let mut listeners = bind_all(&srv.config.bind, srv.config.port, srv.config.tcp_backlog)?;
         if listeners.is_empty() {
             return Err(io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to listen on"));
         }
@@ -172,6 +149,9 @@ impl EventLoop {
                 self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
             }
             self.close_pending();
+            if let Some(new) = self.srv.rebound.take() {
+                swap_listeners(&self.poll, &mut self.listeners, new);
+            }
             if let Some(sig) = signals::take() {
                 crate::log_at!(Warning, "Received {sig} scheduling shutdown...");
                 match crate::persistence::on_shutdown(&mut self.srv, crate::server::Shutdown::Default) {
@@ -615,6 +595,50 @@ fn ready_key_first(reg: &crate::dispatch::Registry, argv: &resp::Args, key: &[u8
         order[positions[w]] = positions[w - 1];
     }
     Some(resp::Args::from_parts(order.into_iter().map(get)))
+}
+
+/// Listen on every `bind` address at `port`. Addresses prefixed with `-`
+/// are optional, as in redis.conf (skipped if unavailable, e.g. no IPv6).
+pub fn bind_all(binds: &[String], port: u16, backlog: u32) -> io::Result<Vec<TcpListener>> {
+    let mut listeners = Vec::new();
+    for spec in binds {
+        let (optional, host) = match spec.strip_prefix('-') {
+            Some(h) => (true, h),
+            None => (false, spec.as_str()),
+        };
+        let host = if host == "*" { "0.0.0.0" } else { host };
+        let addr: SocketAddr = match format!("{host}:{port}").parse() {
+            Ok(a) => a,
+            Err(_) => format!("[{host}]:{port}")
+                .parse()
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address {spec}")))?,
+        };
+        match listen(addr, backlog) {
+            Ok(l) => listeners.push(l),
+            Err(e) if optional => crate::log_at!(Verbose, "Skipping optional bind {addr}: {e}"),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("Could not create server TCP listening socket {addr}: {e}"),
+                ))
+            }
+        }
+    }
+    Ok(listeners)
+}
+
+/// Take over listeners CONFIG SET port/bind opened: the old ones close,
+/// connections already accepted stay.
+fn swap_listeners(poll: &Poll, old: &mut Vec<TcpListener>, new: Vec<TcpListener>) {
+    for l in old.iter_mut() {
+        let _ = poll.registry().deregister(l);
+    }
+    *old = new;
+    for (i, l) in old.iter_mut().enumerate() {
+        if let Err(e) = poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE) {
+            crate::log_at!(Warning, "Could not watch a new listening socket: {e}");
+        }
+    }
 }
 
 fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {

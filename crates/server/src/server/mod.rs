@@ -299,6 +299,9 @@ pub struct Server {
     pub latency_events: latency::Events,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
+    /// Listening sockets CONFIG SET port/bind opened, for the event loop
+    /// to take over at the end of the turn.
+    pub rebound: Option<Vec<mio::net::TcpListener>>,
     /// CLIENT PAUSE in force, if any.
     pub pause: Option<pause::Pause>,
     /// Whether a script command (EVAL, EVALSHA, FCALL with its first
@@ -343,6 +346,7 @@ impl Server {
             slowlog: Default::default(),
             latency_events: Default::default(),
             active_expire_off: false,
+            rebound: None,
             pause: None,
             script_may_write: None,
         }
