@@ -40,14 +40,34 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     }
     config.maxclients = maxclients;
     let config_file = config_file_arg();
+    let show_logo = config.always_show_logo;
     let (mut srv, reg) = new_server(config);
     srv.config_file = config_file;
     persistence::load_at_start(&mut srv, reg)?;
     let mut ev = net::EventLoop::bind(srv, reg)?;
     let ports = ev.local_ports();
+    announce(show_logo, ports.first().copied().unwrap_or(0));
     log_at!(Notice, "Server initialized");
     log_at!(Notice, "Ready to accept connections tcp (port {})", ports.first().copied().unwrap_or(0));
     ev.run()
+}
+
+/// The start-up banner: with `always-show-logo yes` (or on a terminal) a
+/// few lines naming the version, port and pid, else Redis's one-line mode
+/// summary. Tools that start servers, Redis's test suite among them, find
+/// the process they started by the banner's ` PID: <pid>`.
+fn announce(show_logo: bool, port: u16) {
+    use std::io::IsTerminal;
+    let pid = std::process::id();
+    let version = env!("CARGO_PKG_VERSION");
+    log_at!(Notice, "Volley version={version}, bits=64, pid={pid}, just started (speaks Redis 7.0.15)");
+    if show_logo || std::io::stdout().is_terminal() {
+        log_at!(Notice, "  Volley {version}: Redis 7.0.15 compatible, pipelined, standalone mode");
+        log_at!(Notice, "  Port: {port}");
+        log_at!(Notice, "  PID: {pid}");
+    } else {
+        log_at!(Notice, "Running mode=standalone, port={port}.");
+    }
 }
 
 /// Absolute path of the config file named on the command line, if any

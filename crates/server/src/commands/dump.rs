@@ -15,7 +15,7 @@ const K1: (i32, i32, i32) = (1, 1, 1);
 static SPECS: [CommandSpec; 3] = [
     spec!("dump", 2, READONLY, K1, dump, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", ["keyspace", "read", "slow"]),
     spec!("restore", -4, WRITE | DENYOOM, K1, restore, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", ["keyspace", "write", "slow", "dangerous"]),
-    spec!("restore-asking", -4, WRITE | DENYOOM, K1, restore, "server", "3.0.0", "An internal command for migrating keys in a cluster", ["keyspace", "write", "slow", "dangerous"]),
+    spec!("restore-asking", -4, WRITE | DENYOOM | ASKING, K1, restore, "server", "3.0.0", "An internal command for migrating keys in a cluster", ["keyspace", "write", "slow", "dangerous"]),
 ];
 
 pub fn register(r: &mut crate::dispatch::Registry) {

@@ -1,6 +1,6 @@
 //! SAVE, BGSAVE and BGREWRITEAOF: argument parsing and Redis 7.0's replies
 //! (LASTSAVE stays with the server commands). The work is `persistence`'s.
-use crate::dispatch::flags::{ADMIN, NOSCRIPT, NO_MULTI};
+use crate::dispatch::flags::{ADMIN, NOSCRIPT, NO_ASYNC_LOADING, NO_MULTI};
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::persistence::{self, Started};
 use crate::spec;
@@ -9,9 +9,9 @@ const NONE: (i32, i32, i32) = (0, 0, 0);
 
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 3] = [
-    spec!("save", 1, ADMIN | NOSCRIPT | NO_MULTI, NONE, save, "server", "1.0.0", "Synchronously saves the database(s) to disk.", ["admin", "slow", "dangerous"]),
-    spec!("bgsave", -1, ADMIN | NOSCRIPT, NONE, bgsave, "server", "1.0.0", "Asynchronously saves the database(s) to disk.", ["admin", "slow", "dangerous"]),
-    spec!("bgrewriteaof", 1, ADMIN | NOSCRIPT, NONE, bgrewriteaof, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", ["admin", "slow", "dangerous"]),
+    spec!("save", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NONE, save, "server", "1.0.0", "Synchronously saves the database(s) to disk.", ["admin", "slow", "dangerous"]),
+    spec!("bgsave", -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, NONE, bgsave, "server", "1.0.0", "Asynchronously saves the database(s) to disk.", ["admin", "slow", "dangerous"]),
+    spec!("bgrewriteaof", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, NONE, bgrewriteaof, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", ["admin", "slow", "dangerous"]),
 ];
 
 pub fn register(r: &mut Registry) {

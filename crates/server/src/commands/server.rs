@@ -21,10 +21,11 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
 ];
 
 #[rustfmt::skip]
-static COMMAND_SUBS: [CommandSpec; 6] = [
+static COMMAND_SUBS: [CommandSpec; 7] = [
     spec!("count", 2, CMD_FLAGS, NONE, command_cmd::count, "server", "2.8.13", "Returns a count of commands.", ["slow", "connection"]),
     spec!("docs", -2, CMD_FLAGS, NONE, command_cmd::docs, "server", "7.0.0", "Returns documentary information about a command.", ["slow", "connection"]),
     spec!("getkeys", -4, CMD_FLAGS, NONE, command_cmd::getkeys, "server", "2.8.13", "Extracts the key names from an arbitrary command.", ["slow", "connection"]),
+    spec!("getkeysandflags", -4, CMD_FLAGS, NONE, command_cmd::getkeysandflags, "server", "7.0.0", "Extracts the key names and access flags for an arbitrary command.", ["slow", "connection"]),
     spec!("help", 2, CMD_FLAGS, NONE, command_cmd::help, "server", "5.0.0", "Returns helpful text about the different subcommands.", ["slow", "connection"]),
     spec!("info", -2, CMD_FLAGS, NONE, command_cmd::info, "server", "2.8.13", "Returns information about one, multiple or all commands.", ["slow", "connection"]),
     spec!("list", -2, CMD_FLAGS, NONE, command_cmd::list, "server", "7.0.0", "Returns a list of command names.", ["slow", "connection"]),
@@ -58,7 +59,7 @@ static SPECS: [CommandSpec; 6] = [
         subcommands: &COMMAND_SUBS,
     },
     spec!("time", 1, LOADING | STALE | FAST, NONE, time, "server", "2.6.0", "Returns the server time.", ["fast"]),
-    spec!("lastsave", 1, LOADING | STALE | FAST, NONE, lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", ["fast", "dangerous"]),
+    spec!("lastsave", 1, LOADING | STALE | FAST, NONE, lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", ["admin", "fast", "dangerous"]),
     spec!("shutdown", -1, ADMIN | NOSCRIPT | LOADING | STALE | SENTINEL | NO_MULTI | ALLOW_BUSY, NONE, shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", ["admin", "slow", "dangerous"]),
 ];
 

@@ -24,7 +24,7 @@ pub fn check(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), Strin
 /// discards the transaction (and its WATCHes) and names the reason, whether
 /// or not MULTI was called, so a pipelined block never runs in part.
 #[cold]
-fn abort_exec(ctx: &mut Ctx, reason: &str) -> String {
+pub(super) fn abort_exec(ctx: &mut Ctx, reason: &str) -> String {
     if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
         c.tx = None;
     }

@@ -3,6 +3,7 @@
 //! and the call path that ties them together.
 pub mod guards;
 pub mod keys;
+pub mod keyspecs;
 pub mod registry;
 pub mod reply;
 
@@ -38,6 +39,10 @@ pub mod flags {
     pub const MOVABLEKEYS: u32 = 1 << 17;
     /// May not be queued inside MULTI (SAVE, SHUTDOWN, ...).
     pub const NO_MULTI: u32 = 1 << 18;
+    /// Cluster: runs on an importing slot after ASKING (RESTORE-ASKING).
+    pub const ASKING: u32 = 1 << 19;
+    /// Refused while a replica loads its snapshot in the background.
+    pub const NO_ASYNC_LOADING: u32 = 1 << 20;
 
     /// Redis's names, in the order COMMAND INFO lists them.
     pub const NAMES: &[(u32, &str)] = &[
@@ -52,13 +57,15 @@ pub mod flags {
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
         (SKIP_SLOWLOG, "skip_slowlog"),
+        (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         // MAY_REPLICATE is not listed: Redis 7.0 hides it from COMMAND INFO.
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
-        (ALLOW_BUSY, "allow_busy"),
         (MOVABLEKEYS, "movablekeys"),
+        (ALLOW_BUSY, "allow_busy"),
     ];
 }
 
@@ -210,10 +217,7 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     let reply_start = out.len();
     let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: true };
     match reg.lookup(argv) {
-        registry::Lookup::Rejected(msg) => {
-            ctx.r.error_bytes(&msg);
-            abort_transaction(&mut ctx);
-        }
+        registry::Lookup::Rejected(msg) => reject(&mut ctx, &msg, argv),
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
     crate::server::changes::publish(ctx.srv);
@@ -303,6 +307,20 @@ fn queue_in_transaction(ctx: &mut Ctx, id: registry::CommandId, spec: &CommandSp
     tx.queued.push((id, resp::Args::from_parts(argv.iter_from(0))));
     ctx.r.raw(b"+QUEUED\r\n");
     true
+}
+
+/// An unknown command or a wrong argument count. EXEC refused so (extra
+/// arguments) discards the transaction there and then, as Redis does,
+/// quoting the reason without its `ERR`.
+#[cold]
+fn reject(ctx: &mut Ctx, msg: &[u8], argv: &Argv) {
+    if !argv.get(0).eq_ignore_ascii_case(b"exec") {
+        ctx.r.error_bytes(msg);
+        return abort_transaction(ctx);
+    }
+    let reason = String::from_utf8_lossy(msg.strip_prefix(b"ERR ").unwrap_or(msg)).into_owned();
+    let text = guards::abort_exec(ctx, &reason);
+    ctx.r.error(&text);
 }
 
 /// A command was rejected while queueing: the transaction's EXEC will fail.

@@ -5,6 +5,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::keyspecs::{self, Meta};
 use super::{Argv, Ctx};
 
 /// A command handler: parse `argv`, do the work, write one reply.
@@ -84,6 +85,9 @@ pub struct Registry {
     /// Whether each id is a subcommand (`config|get`): found by name for
     /// COMMAND INFO and the like, never run by that name.
     is_sub: Vec<bool>,
+    /// Key specs, tips and docs of each id (`keyspecs`), attached once at
+    /// registration so introspection never searches for them.
+    meta: Vec<Option<&'static Meta>>,
     /// The last name looked up, exactly as the client typed it: a pipeline
     /// mostly repeats one command, and comparing a few bytes is cheaper
     /// than lowercasing and hashing them again.
@@ -121,6 +125,7 @@ impl Registry {
         self.specs.push(spec);
         self.full_names.push(full);
         self.is_sub.push(is_sub);
+        self.meta.push(keyspecs::meta(&self.full_names[id]));
     }
 
     pub fn len(&self) -> usize {
@@ -131,6 +136,15 @@ impl Registry {
     }
     pub fn spec(&self, id: CommandId) -> &'static CommandSpec {
         self.specs[id]
+    }
+    /// Key specs, tips and docs; None for a command the tables lack.
+    pub fn meta(&self, id: CommandId) -> Option<&'static Meta> {
+        self.meta[id]
+    }
+    /// Whether `id` is a subcommand (`config|get`), reachable only through
+    /// its container.
+    pub fn is_subcommand(&self, id: CommandId) -> bool {
+        self.is_sub[id]
     }
     /// `get`, `client|setname`.
     pub fn full_name(&self, id: CommandId) -> &str {
