@@ -43,6 +43,7 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     let show_logo = config.always_show_logo;
     let (mut srv, reg) = new_server(config);
     srv.config_file = config_file;
+    srv.update_notify_tracking();
     persistence::load_at_start(&mut srv, reg)?;
     let mut ev = net::EventLoop::bind(srv, reg)?;
     let ports = ev.local_ports();

@@ -1,7 +1,7 @@
 //! CLIENT: connection introspection and control (ID, SETNAME, GETNAME, LIST,
-//! INFO, KILL, SETINFO, REPLY, NO-EVICT, PAUSE, UNPAUSE, UNBLOCK, HELP). Every client here is of the
-//! `normal` type: there are no replicas, and pub/sub state is not tracked in
-//! the client table yet.
+//! INFO, KILL, SETINFO, REPLY, NO-EVICT, PAUSE, UNPAUSE, UNBLOCK, HELP).
+//! Every client here is of the `normal` or `pubsub` type: there are no
+//! replicas yet.
 use std::fmt::Write;
 
 use crate::dispatch::flags::*;
@@ -76,12 +76,19 @@ fn getname(ctx: &mut Ctx, _argv: &Argv) {
 /// `cmd` is the full name of the client's last command; `argv_mem` the
 /// size of the arguments of the command it is running (only the caller
 /// runs one).
-fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, argv_mem: usize, now_ms: i64) -> String {
-    // Redis's flag letters, in its order: x MULTI, b blocked, d WATCH touched.
+fn client_line(c: &ClientInfo, blocked: bool, subs: (usize, usize, usize), cmd: &str, argv_mem: usize, now_ms: i64) -> String {
+    // Redis's flag letters, in its order: O monitor, P subscribed,
+    // x MULTI, b blocked, d WATCH touched, c closing, e no-evict.
     let mut flags = String::new();
-    for (on, letter) in
-        [(c.tx.is_some(), 'x'), (blocked, 'b'), (c.watch_touched, 'd'), (c.close_after_reply, 'c'), (c.no_evict, 'e')]
-    {
+    for (on, letter) in [
+        (c.monitor, 'O'),
+        (c.pubsub, 'P'),
+        (c.tx.is_some(), 'x'),
+        (blocked, 'b'),
+        (c.watch_touched, 'd'),
+        (c.close_after_reply, 'c'),
+        (c.no_evict, 'e'),
+    ] {
         if on {
             flags.push(letter);
         }
@@ -100,7 +107,7 @@ fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, argv_mem: usize, now_ms
     let mut s = String::with_capacity(320);
     let _ = write!(
         s,
-        "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub=0 psub=0 ssub=0 multi={} \
+        "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem=0 rbs={} rbp={} obl={obl} oll={oll} omem={omem} \
          tot-mem={} events={events} cmd={cmd} user=default redir=-1 resp={}",
         c.id,
@@ -110,6 +117,9 @@ fn client_line(c: &ClientInfo, blocked: bool, cmd: &str, argv_mem: usize, now_ms
         (now_ms - c.created_ms).max(0) / 1000,
         (now_ms - c.last_interaction_ms).max(0) / 1000,
         c.db,
+        subs.0,
+        subs.1,
+        subs.2,
         c.tx.as_ref().map_or(-1, |t| t.queued.len() as i64),
         b.qbuf,
         b.qbuf_free,
@@ -127,19 +137,24 @@ const REPLY_CHUNK: usize = 16 << 10;
 /// The line for client `slot`; the caller's own line names the running
 /// command and counts its arguments.
 fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) -> String {
+    let subs = ctx.srv.pubsub.subs(slot).map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
     if slot == ctx.cid {
         let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
-        return client_line(c, false, current, argv_mem, ctx.now);
+        return client_line(c, false, subs, current, argv_mem, ctx.now);
     }
     let cmd = c.last_cmd.map_or("NULL", |id| ctx.reg.full_name(id));
-    client_line(c, ctx.srv.blocking.is_blocked(slot), cmd, 0, ctx.now)
+    client_line(c, ctx.srv.blocking.is_blocked(slot), subs, cmd, 0, ctx.now)
 }
 
-/// Parse a client type name; every client here is `normal`.
-fn type_matches(name: &[u8]) -> Option<bool> {
+/// A client type name, as CLIENT LIST TYPE and CLIENT KILL TYPE take it:
+/// `Some(pubsub?)` for the types clients here can have (a subscriber is
+/// `pubsub`, everyone else `normal`), `Some(None)` for replica and master
+/// (no client is one yet), `None` for an unknown name.
+fn parse_type(name: &[u8]) -> Option<Option<bool>> {
     match name.to_ascii_lowercase().as_slice() {
-        b"normal" => Some(true),
-        b"master" | b"slave" | b"replica" | b"pubsub" => Some(false),
+        b"normal" => Some(Some(false)),
+        b"pubsub" => Some(Some(true)),
+        b"master" | b"slave" | b"replica" => Some(None),
         _ => None,
     }
 }
@@ -150,10 +165,13 @@ fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
 
 fn list(ctx: &mut Ctx, argv: &Argv) {
     let mut ids: Option<Vec<u64>> = None;
-    let mut normal = true;
+    // Which clients: Some(pubsub?) of that type, None for nobody.
+    let mut kind = Some(false);
+    let mut any_type = true;
     if argv.len() == 4 && argv.is(2, "type") {
-        match type_matches(argv.get(3)) {
-            Some(m) => normal = m,
+        any_type = false;
+        match parse_type(argv.get(3)) {
+            Some(k) => kind = k,
             None => return unknown_type(ctx, argv.get(3)),
         }
     } else if argv.len() > 3 && argv.is(2, "id") {
@@ -170,7 +188,8 @@ fn list(ctx: &mut Ctx, argv: &Argv) {
     }
     let mut text = String::new();
     for (slot, c) in ctx.srv.clients.iter() {
-        if normal && ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
+        let type_ok = any_type || kind == Some(c.pubsub);
+        if type_ok && ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
             text.push_str(&line_for(ctx, slot, c, "client|list", argv));
             text.push('\n');
         }
@@ -191,7 +210,8 @@ struct KillFilter {
     id: Option<u64>,
     addr: Option<Vec<u8>>,
     laddr: Option<Vec<u8>>,
-    normal: Option<bool>,
+    /// TYPE: Some(Some(pubsub?)), or Some(None) for a type nobody has.
+    kind: Option<Option<bool>>,
     skipme: bool,
 }
 
@@ -200,7 +220,7 @@ impl KillFilter {
         self.id.is_none_or(|id| id == c.id)
             && self.addr.as_ref().is_none_or(|a| a == c.addr.as_bytes())
             && self.laddr.as_ref().is_none_or(|a| a == c.laddr.as_bytes())
-            && self.normal.unwrap_or(true)
+            && self.kind.is_none_or(|k| k == Some(c.pubsub))
     }
 }
 
@@ -223,8 +243,8 @@ fn parse_kill_filter(ctx: &mut Ctx, argv: &Argv) -> Result<KillFilter, ()> {
                 }
             }
         } else if argv.is(i, "type") {
-            match type_matches(v) {
-                Some(m) => f.normal = Some(m),
+            match parse_type(v) {
+                Some(k) => f.kind = Some(k),
                 None => {
                     unknown_type(ctx, v);
                     return Err(());

@@ -85,6 +85,17 @@ pub fn register(r: &mut Registry) {
 }
 
 fn ping(ctx: &mut Ctx, argv: &Argv) {
+    let c = ctx.client();
+    if c.pubsub && c.resp == 2 {
+        // Subscribed RESP2 connections carry messages: PING answers in
+        // their shape, as Redis does.
+        if argv.len() > 2 {
+            return ctx.r.error("ERR wrong number of arguments for 'ping' command");
+        }
+        ctx.r.array(2);
+        ctx.r.bulk(b"pong");
+        return ctx.r.bulk(if argv.len() == 2 { argv.get(1) } else { b"" });
+    }
     match argv.len() {
         1 => ctx.r.raw(b"+PONG\r\n"),
         2 => ctx.r.bulk(argv.get(1)),
@@ -231,7 +242,10 @@ fn reset(ctx: &mut Ctx, _argv: &Argv) {
     }
     c.authenticated = !needs_auth;
     c.tx = None;
+    c.pubsub = false;
+    c.monitor = false;
     ctx.srv.unwatch_all(ctx.cid);
+    ctx.srv.pubsub.drop_client(ctx.cid);
     ctx.r.set_resp3(false);
     ctx.r.simple(b"RESET");
 }

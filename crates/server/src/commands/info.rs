@@ -238,7 +238,11 @@ fn stats(srv: &Server, s: &mut Section) {
     s.zeros(&["total_eviction_exceeded_time", "current_eviction_exceeded_time"]);
     s.field("keyspace_hits", st.keyspace_hits);
     s.field("keyspace_misses", st.keyspace_misses);
-    s.zeros(&["pubsub_channels", "pubsub_patterns", "pubsubshard_channels", "latest_fork_usec", "total_forks"]);
+    use crate::server::pubsub::Kind;
+    s.field("pubsub_channels", srv.pubsub.channel_count(Kind::Channel));
+    s.field("pubsub_patterns", srv.pubsub.pattern_count());
+    s.field("pubsubshard_channels", srv.pubsub.channel_count(Kind::Shard));
+    s.zeros(&["latest_fork_usec", "total_forks"]);
     s.zeros(&["migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses"]);
     s.zeros(&["active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time"]);
     s.zeros(&["current_active_defrag_time", "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes"]);

@@ -16,8 +16,10 @@ pub mod latency;
 pub mod lcs;
 pub mod list;
 mod list_block;
+pub mod memory;
 pub mod migrate;
 pub mod persistence;
+pub mod pubsub;
 pub mod replication;
 pub mod script;
 pub mod server;
@@ -57,12 +59,14 @@ pub fn register_all(r: &mut Registry) {
     list_block::register(r);
     persistence::register(r);
     replication::register(r);
+    pubsub::register(r);
     script::register(r);
     function::register(r);
     dump::register(r);
     migrate::register(r);
     slowlog::register(r);
     latency::register(r);
+    memory::register(r);
 }
 
 /// Shorthand for the static spec tables: `spec!(name, arity, flags, keys, handler, group, since, summary, acl)`.

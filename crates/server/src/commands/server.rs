@@ -127,6 +127,9 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
         crate::persistence::change_dir(ctx.srv)
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}"))?;
     }
+    if ctx.srv.config.notify_keyspace_events != before.notify_keyspace_events {
+        ctx.srv.update_notify_tracking();
+    }
     let cfg = &ctx.srv.config;
     if cfg.loglevel != before.loglevel {
         crate::log::set_level(cfg.loglevel);

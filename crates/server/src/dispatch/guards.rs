@@ -13,7 +13,8 @@ pub fn check(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), Strin
         .and_then(|()| refuse_inside_multi(ctx, spec, argv))
         .and_then(|()| reject_while_busy(ctx, spec, argv))
         .and_then(|()| refuse_writes_after_failed_save(ctx, spec, argv))
-        .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv));
+        .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv))
+        .and_then(|()| refuse_in_subscribed_mode(ctx, spec, argv));
     match verdict {
         Err(msg) if spec.name == "exec" => Err(abort_exec(ctx, &msg)),
         v => v,
@@ -76,6 +77,26 @@ fn reject_while_busy(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(
     }
     let killer = if kind == BusyScript::Eval { "SCRIPT KILL" } else { "FUNCTION KILL" };
     Err(format!("BUSY Redis is busy running a script. You can only call {killer} or SHUTDOWN NOSAVE."))
+}
+
+/// Commands a RESP2 client may send while subscribed: its connection
+/// carries messages, so only commands whose replies fit among them.
+const SUBSCRIBED_MODE: &[&str] =
+    &["ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit", "reset"];
+
+#[inline]
+fn refuse_in_subscribed_mode(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+    let c = ctx.client();
+    if !c.pubsub || c.resp != 2 || SUBSCRIBED_MODE.contains(&spec.name) {
+        return Ok(());
+    }
+    // A subcommand's spec is named without its container.
+    let first = String::from_utf8_lossy(argv.get(0)).to_ascii_lowercase();
+    let name = if first == spec.name { first } else { format!("{first}|{}", spec.name) };
+    Err(format!(
+        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this \
+         context"
+    ))
 }
 
 /// Redis's reply when `stop-writes-on-bgsave-error` stops writes.

@@ -114,6 +114,8 @@ pub struct Ctx<'a> {
     /// False inside MULTI/EXEC and scripts, where blocking commands behave
     /// as their non-blocking forms.
     pub may_block: bool,
+    /// Run by a script (`redis.call`): MONITOR shows it as `lua`.
+    pub from_script: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -172,6 +174,13 @@ impl<'a> Ctx<'a> {
         self.srv.changes.modified(db, key, wanted);
     }
 
+    /// A keyspace event (`notify-keyspace-events`): `class` is one of
+    /// `config::NOTIFY_*`, `event` Redis's name for it ("set", "lpush", ...).
+    #[inline]
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        self.srv.notify(class, event, self.db, key);
+    }
+
     pub fn syntax_error(&mut self) {
         self.r.error("ERR syntax error");
     }
@@ -215,7 +224,7 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
         client.reply_mode = ReplyMode::Skipping;
     }
     let reply_start = out.len();
-    let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: true };
+    let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: true, from_script: false };
     match reg.lookup(argv) {
         registry::Lookup::Rejected(msg) => reject(&mut ctx, &msg, argv),
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
@@ -229,14 +238,14 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     };
     match client.reply_mode {
         ReplyMode::On => {}
-        ReplyMode::Off => ctx.r.truncate(reply_start),
+        ReplyMode::Off => ctx.r.truncate_replies(reply_start),
         ReplyMode::Skipping => {
-            ctx.r.truncate(reply_start);
+            ctx.r.truncate_replies(reply_start);
             client.reply_mode = ReplyMode::On;
         }
         ReplyMode::SkipNext => {
             // Set by this very command (CLIENT REPLY SKIP): its own reply is dropped too.
-            ctx.r.truncate(reply_start);
+            ctx.r.truncate_replies(reply_start);
         }
     }
 }
@@ -373,6 +382,9 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     let started = ctx.srv.call_clock.begin();
     (spec.handler)(ctx, argv);
     let spent = ctx.srv.call_clock.end(started);
+    if !ctx.srv.pubsub.monitors.is_empty() && spec.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
+        feed_monitors(ctx, argv);
+    }
     let moved = ctx.srv.dirty != dirty_before;
     let said = changes::end_command(ctx.srv, db, argv.iter_from(0), moved, outer);
     if !said && moved && ctx.srv.wants_keys() {
@@ -408,6 +420,17 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
         };
         srv.command_was_slow(ctx.cid, call);
     }
+}
+
+/// Show a command to MONITOR clients (EVAL and FCALL, flagged
+/// skip_monitor, call this themselves before their script's commands).
+#[cold]
+pub fn feed_monitors(ctx: &mut Ctx, argv: &Argv) {
+    use crate::server::monitor::Origin;
+    let args: Vec<&[u8]> = argv.iter_from(0).collect();
+    let addr = ctx.srv.clients.get(ctx.cid).map(|c| c.addr.clone()).unwrap_or_default();
+    let origin = if ctx.from_script { Origin::Script } else { Origin::Client(&addr) };
+    ctx.srv.feed_monitors(ctx.db, origin, &args);
 }
 
 /// Whether the command just run left its client blocked (a first block, or

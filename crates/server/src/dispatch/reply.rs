@@ -9,11 +9,22 @@ pub struct Reply<'a> {
     /// Error replies written (for INFO's `total_error_replies` and
     /// commandstats' `failed_calls`).
     pub errors: u32,
+    /// End of the pushes written so far (Pub/Sub confirmations and
+    /// messages): CLIENT REPLY OFF/SKIP never drop those.
+    pushed_to: usize,
 }
 
 impl<'a> Reply<'a> {
     pub fn new(buf: &'a mut Vec<u8>, resp3: bool) -> Self {
-        Reply { buf, resp3, errors: 0 }
+        Reply { buf, resp3, errors: 0, pushed_to: 0 }
+    }
+    /// What was written so far are pushes, kept whatever CLIENT REPLY says.
+    pub fn end_push(&mut self) {
+        self.pushed_to = self.buf.len();
+    }
+    /// Drop the replies written from `len` on, but not pushes.
+    pub fn truncate_replies(&mut self, len: usize) {
+        self.buf.truncate(len.max(self.pushed_to));
     }
     pub fn resp3(&self) -> bool {
         self.resp3

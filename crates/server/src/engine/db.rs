@@ -116,6 +116,9 @@ pub struct Db {
     /// Keys past their expiry read as absent but are not deleted (clients
     /// are paused: the dataset must not change under them).
     pub keep_expired: bool,
+    /// While `new` keyspace events are on, created keys are logged here.
+    pub track_new: bool,
+    pub new_log: Vec<Vec<u8>>,
 }
 
 impl Default for Db {
@@ -129,6 +132,8 @@ impl Default for Db {
             track_expired: false,
             expired_log: Vec::new(),
             keep_expired: false,
+            track_new: false,
+            new_log: Vec::new(),
         }
     }
 }
@@ -237,6 +242,12 @@ impl Db {
                 Table::Hash(t) => t.prefetch_entries([*hash]),
             }
         }
+    }
+
+    /// Entries and buckets of the key table, then of the expiry table
+    /// (memory accounting).
+    pub(crate) fn table_shape(&self) -> [(usize, usize); 2] {
+        [(self.dict.len(), self.dict.bucket_count()), (self.expires.len(), self.expires.bucket_count())]
     }
 
     /// Keys with a TTL (INFO keyspace `expires=`).
@@ -355,6 +366,9 @@ impl Db {
             None => {
                 let (meta, _) = self.dict.insert_new_meta_hashed(hash, key, Meta::new(access).0, Entry { value });
                 apply_expire(meta, &mut self.expires, hash, key, expire_at);
+                if self.track_new {
+                    self.new_log.push(key.to_vec());
+                }
             }
         }
     }
@@ -397,6 +411,9 @@ impl Db {
         let (meta, _) =
             self.dict.insert_new_meta_hashed(hash, key, Meta::new(rec.access).0, Entry { value: rec.value });
         apply_expire(meta, &mut self.expires, hash, key, rec.expire_at);
+        if self.track_new {
+            self.new_log.push(key.to_vec());
+        }
     }
 
     /// Move the entry at `src` to `dst` with its expiry, replacing whatever

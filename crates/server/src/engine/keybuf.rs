@@ -45,8 +45,8 @@ const _: () = assert!(std::mem::size_of::<KeyBuf>() == 24);
 const _: () = assert!(LEN_AT + WORD <= TAG_AT && PTR_AT + WORD <= LEN_AT);
 const _: () = assert!(SHORT as usize + TAG_AT < HEAP as usize);
 
-/// Whether `key` is stored inside the KeyBuf.
-fn fits_inline(key: &[u8]) -> bool {
+/// Whether `key` is stored inside the KeyBuf (no allocation of its own).
+pub(crate) fn fits_inline(key: &[u8]) -> bool {
     key.len() < KEY_INLINE_MAX || (key.len() == KEY_INLINE_MAX && key[TAG_AT] < SHORT)
 }
 

@@ -644,6 +644,18 @@ impl List {
         (nodes.len(), nodes.iter().map(Node::live).sum())
     }
 
+    /// Requested sizes of the list's heap blocks, for memory accounting:
+    /// the boxed header, the node ring, then per node its buffer and its
+    /// tail-offset index (0 when it has none).
+    pub(crate) fn blocks(&self) -> (usize, usize, impl Iterator<Item = (usize, usize)> + '_) {
+        let nodes = &self.inner.nodes;
+        let per_node = nodes.iter().map(|n| {
+            let offs = n.tail_offs.as_ref().map_or(0, |o| o.capacity() * std::mem::size_of::<usize>());
+            (n.buf.capacity(), offs)
+        });
+        (std::mem::size_of::<Inner>(), nodes.capacity() * std::mem::size_of::<Node>(), per_node)
+    }
+
     /// Approximate heap bytes used (MEMORY USAGE-style estimates).
     pub fn heap_bytes(&self) -> usize {
         let nodes = &self.inner.nodes;

@@ -14,6 +14,7 @@ pub mod hll_sparse;
 pub mod keybuf;
 pub mod lcs;
 pub mod list;
+pub mod memsize;
 pub mod numeric;
 pub mod set;
 pub mod siphash;

@@ -41,6 +41,11 @@ impl IntSet {
         self.0.is_empty()
     }
 
+    /// Size of its one buffer (memory accounting).
+    pub(crate) fn byte_len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn get(&self, i: usize) -> i64 {
         let w = self.width();
         let b = &self.0[1 + i * w..1 + (i + 1) * w];

@@ -115,6 +115,15 @@ impl ZSet {
         }
     }
 
+    /// The large encoding's tree and the slot capacity of its member map
+    /// (memory accounting); None for the small encoding.
+    pub(crate) fn big_parts(&self) -> Option<(&ZTree, usize)> {
+        match self {
+            ZSet::Small(_) => None,
+            ZSet::Big(b) => Some((&b.tree, b.map.capacity())),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             ZSet::Small(v) => v.len(),

@@ -340,6 +340,23 @@ impl ZTree {
             true
         });
     }
+
+    /// Calls `f` with the requested size of every heap block the tree's
+    /// nodes own (not the members' `Elem`s), for memory accounting.
+    pub(crate) fn node_blocks(&self, f: &mut dyn FnMut(usize)) {
+        fn walk(node: &Node, f: &mut dyn FnMut(usize)) {
+            match node {
+                Node::Leaf(v) => f(v.capacity() * std::mem::size_of::<Item>()),
+                Node::Inner(inn) => {
+                    f(inn.kids.capacity() * std::mem::size_of::<Node>());
+                    f(inn.counts.capacity() * std::mem::size_of::<usize>());
+                    f(inn.maxes.capacity() * std::mem::size_of::<Item>());
+                    inn.kids.iter().for_each(|k| walk(k, f));
+                }
+            }
+        }
+        walk(&self.root, f);
+    }
 }
 
 fn visit(node: &Node, start: usize, end: usize, rev: bool, f: &mut dyn FnMut(&Item) -> bool) -> bool {

@@ -291,7 +291,7 @@ impl Conn {
                     }
                     self.in_start += n;
                     executed += n;
-                    self.check_output_limits(srv)?;
+                    self.check_output_limits(srv, cid)?;
                     if srv.blocking.has_ready() {
                         return Ok(true);
                     }
@@ -334,19 +334,26 @@ impl Conn {
         Ok(())
     }
 
-    fn check_output_limits(&mut self, srv: &Server) -> Result<(), Close> {
-        let (hard, soft, secs) = srv.config.client_output_buffer_limit_normal;
+    /// Redis's client-output-buffer-limit for the client's class (normal,
+    /// or pubsub for a subscriber).
+    pub fn check_output_limits(&mut self, srv: &Server, cid: usize) -> Result<(), Close> {
+        let subscriber = srv.clients.get(cid).is_some_and(|c| c.pubsub);
+        let (class, (hard, soft, secs)) = if subscriber {
+            ("pubsub", srv.config.client_output_buffer_limit_pubsub)
+        } else {
+            ("normal", srv.config.client_output_buffer_limit_normal)
+        };
         let pending = self.pending_out() as u64;
         if hard > 0 && pending >= hard {
             return Err(Close::Limit(format!(
-                "Client closed for overcoming of output buffer limits (client-output-buffer-limit normal hard {hard}, pending {pending})"
+                "Client closed for overcoming of output buffer limits (client-output-buffer-limit {class} hard {hard}, pending {pending})"
             )));
         }
         if soft > 0 && pending >= soft {
             let since = *self.soft_limit_since.get_or_insert_with(Instant::now);
             if since.elapsed().as_secs() >= secs {
                 return Err(Close::Limit(format!(
-                    "Client closed for overcoming of output buffer limits (client-output-buffer-limit normal soft {soft} for {secs}s)"
+                    "Client closed for overcoming of output buffer limits (client-output-buffer-limit {class} soft {soft} for {secs}s)"
                 )));
             }
         } else {

@@ -139,10 +139,12 @@ impl EventLoop {
                 }
             }
             self.expire_blocked(now);
+            self.deliver_pushes();
             if Instant::now() >= self.next_cron {
                 self.cron(now);
                 // The cron may have ended a pause.
                 self.serve_ready_keys(now);
+                self.deliver_pushes();
             }
             self.flush_all();
             for slot in std::mem::take(&mut self.srv.pending_kills) {
@@ -316,6 +318,12 @@ impl EventLoop {
         if let Some(c) = self.srv.clients.get_mut(slot) {
             c.last_interaction_ms = now;
         }
+        // Messages published before this batch go out before its replies.
+        if self.srv.pubsub.has_pushes() {
+            if let Some(bytes) = self.srv.pubsub.take_pushes(slot) {
+                self.deliver(slot, bytes);
+            }
+        }
         loop {
             // Out of the slab while it runs commands: a busy script's poller
             // may accept connections (growing the slab) meanwhile.
@@ -396,6 +404,36 @@ impl EventLoop {
             self.queue_flush(cid);
             self.again.push(cid);
         }
+    }
+
+    /// Move every client's waiting pushes (messages, MONITOR lines) into
+    /// its output: one write per client per turn however many there were.
+    fn deliver_pushes(&mut self) {
+        if !self.srv.pubsub.has_pushes() {
+            return;
+        }
+        for slot in self.srv.pubsub.take_dirty() {
+            let bytes = self.srv.pubsub.take_outbox(slot);
+            if !bytes.is_empty() {
+                self.deliver(slot, bytes);
+            }
+        }
+    }
+
+    /// Append pushes to a connection's output; a subscriber that lets them
+    /// pile up past its output limit is disconnected, as by Redis.
+    fn deliver(&mut self, slot: usize, bytes: Vec<u8>) {
+        let Some(conn) = self.conns.get_mut(slot) else { return };
+        if conn.out.is_empty() {
+            conn.out = bytes;
+        } else {
+            conn.out.extend_from_slice(&bytes);
+        }
+        if let Err(close) = conn.check_output_limits(&self.srv, slot) {
+            self.to_close.push((slot, close));
+            return;
+        }
+        self.queue_flush(slot);
     }
 
     /// Resume a client let go by CLIENT UNBLOCK or the end of a pause.
@@ -531,6 +569,7 @@ impl EventLoop {
             };
             self.srv.blocking.unblock(slot);
             self.srv.unwatch_all(slot);
+            self.srv.pubsub.drop_client(slot);
             // The slot may be reused: held positions belong to this connection.
             self.held.retain(|&(s, _)| s != slot);
             let info = self.srv.clients.remove(slot);
@@ -553,7 +592,10 @@ impl EventLoop {
         let timeout_ms = self.srv.config.timeout as i64 * 1000;
         if timeout_ms > 0 {
             for (slot, c) in self.srv.clients.iter() {
-                if now - c.last_interaction_ms > timeout_ms {
+                // As in Redis, subscribers, monitors and blocked clients
+                // are waiting on purpose.
+                let waiting = c.pubsub || c.monitor || self.srv.blocking.is_blocked(slot);
+                if !waiting && now - c.last_interaction_ms > timeout_ms {
                     self.to_close.push((slot, Close::Gone("idle timeout".into())));
                 }
             }

@@ -92,7 +92,7 @@ fn run_command(
 ) {
     let run = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running");
     let (cid, db, now, resp3, reg) = (run.cid, run.db, run.now, run.resp == 3, run.reg);
-    let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: false };
+    let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: false, from_script: true };
     dispatch::call(&mut ctx, id, spec, argv);
     let db = ctx.db;
     if let Some(run) = srv.scripting.get_mut::<Scripting>().running.as_mut() {

@@ -223,7 +223,9 @@ impl Server {
     /// Whether deleted expired keys must be collected (`Db::track_expired`).
     #[inline]
     pub fn wants_expired(&self) -> bool {
-        !self.watches.is_empty() || self.changes.replaying()
+        !self.watches.is_empty()
+            || self.changes.replaying()
+            || self.config.notify_keyspace_events & crate::config::NOTIFY_EXPIRED != 0
     }
 
     /// Turn collection of expired keys on or off as [`Server::wants_expired`] says.
@@ -258,6 +260,9 @@ pub fn end_command<'a>(
     outer: Option<OuterTranslation>,
 ) -> bool {
     collect_expired(srv);
+    if srv.config.notify_keyspace_events & crate::config::NOTIFY_NEW != 0 {
+        srv.flush_engine_events();
+    }
     let ch = &mut srv.changes;
     if ch.replaying() || ch.translation.is_some() || outer.is_some() {
         let mine = std::mem::replace(&mut ch.translation, outer.map(|o| o.0));
@@ -285,6 +290,7 @@ fn collect_expired_keys(srv: &mut Server) {
             continue;
         }
         for key in std::mem::take(&mut srv.keyspace.dbs[i].expired_log) {
+            srv.notify_expired(i, &key);
             if srv.changes.replaying() {
                 srv.changes.replay(i, &[b"DEL", &key]);
             }

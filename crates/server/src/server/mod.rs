@@ -8,8 +8,11 @@ pub mod child;
 pub mod clock;
 pub mod cron;
 pub mod latency;
+pub mod monitor;
+pub mod notify;
 pub mod parts;
 pub mod pause;
+pub mod pubsub;
 pub mod slowlog;
 pub mod watch;
 
@@ -58,6 +61,11 @@ pub struct ClientInfo {
     pub watch_touched: bool,
     /// Buffer sizes, as the connection last reported them.
     pub bufs: Buffers,
+    /// Subscribed to something (Redis's CLIENT_PUBSUB): a RESP2 client
+    /// may then only (un)subscribe, PING, QUIT and RESET.
+    pub pubsub: bool,
+    /// In MONITOR mode.
+    pub monitor: bool,
 }
 
 /// A connection's buffers as CLIENT LIST and INFO report them; the event
@@ -102,6 +110,8 @@ impl ClientInfo {
             watched: Vec::new(),
             watch_touched: false,
             bufs: Buffers::default(),
+            pubsub: false,
+            monitor: false,
         }
     }
 }
@@ -302,6 +312,9 @@ pub struct Server {
     /// Listening sockets CONFIG SET port/bind opened, for the event loop
     /// to take over at the end of the turn.
     pub rebound: Option<Vec<mio::net::TcpListener>>,
+    /// Channel, pattern and shard subscriptions, MONITOR clients, and the
+    /// pushes waiting for them.
+    pub pubsub: pubsub::PubSub,
     /// CLIENT PAUSE in force, if any.
     pub pause: Option<pause::Pause>,
     /// Whether a script command (EVAL, EVALSHA, FCALL with its first
@@ -347,6 +360,7 @@ impl Server {
             latency_events: Default::default(),
             active_expire_off: false,
             rebound: None,
+            pubsub: Default::default(),
             pause: None,
             script_may_write: None,
         }

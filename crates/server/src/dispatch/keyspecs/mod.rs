@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 mod collections;
 mod generic;
+mod memory;
+mod messaging;
 mod server;
 mod strings;
 mod zset_geo;
@@ -289,7 +291,15 @@ impl Meta {
 /// A table file's entries: (full name, metadata).
 type Table = &'static [(&'static str, Meta)];
 
-static TABLES: &[Table] = &[strings::TABLE, collections::TABLE, zset_geo::TABLE, generic::TABLE, server::TABLE];
+static TABLES: &[Table] = &[
+    strings::TABLE,
+    collections::TABLE,
+    zset_geo::TABLE,
+    generic::TABLE,
+    server::TABLE,
+    messaging::TABLE,
+    memory::TABLE,
+];
 
 /// Every table entry, for checks that the tables and the registry agree.
 pub fn all() -> impl Iterator<Item = (&'static str, &'static Meta)> {

@@ -136,6 +136,10 @@ impl<V> Default for Dict<V> {
 }
 
 impl<V, S> Dict<V, S> {
+    /// Bytes of one entry's node (key, value and chain link), before the
+    /// allocator rounds it (memory accounting).
+    pub(crate) const NODE_BYTES: usize = mem::size_of::<Entry<V>>();
+
     /// Creates an empty table that hashes keys with `hasher`.
     pub fn with_hasher(hasher: S) -> Self {
         Dict {

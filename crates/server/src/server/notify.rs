@@ -1,0 +1,79 @@
+//! Keyspace notifications (`notify-keyspace-events`): a command's handler
+//! names each event as Redis does (`ctx.notify(class, "lpush", key)`), and
+//! the notification goes out as a Pub/Sub message on
+//! `__keyspace@<db>__:<key>` (the event) and `__keyevent@<db>__:<event>`
+//! (the key), for the classes configured.
+//!
+//! Events the engine causes are logged there and turned into notifications
+//! here, before the event of the command that caused them, as in Redis:
+//! `new` for keys created (while class `n` is on) and `expired` for keys
+//! found expired (class `x`; see `changes::collect_expired`). Off, a
+//! notification costs one branch on the configured classes.
+use crate::config::{NOTIFY_EXPIRED, NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW};
+
+use super::pubsub::Kind;
+use super::Server;
+
+impl Server {
+    /// An event of `class` happened to `key` of database `db`.
+    #[inline]
+    pub fn notify(&mut self, class: u32, event: &str, db: usize, key: &[u8]) {
+        if self.config.notify_keyspace_events & class != 0 {
+            self.notify_now(event, db, key);
+        }
+    }
+
+    #[cold]
+    fn notify_now(&mut self, event: &str, db: usize, key: &[u8]) {
+        // What the engine logged happened first.
+        self.flush_engine_events();
+        self.send_notification(event, db, key);
+    }
+
+    /// Publish one event on the keyspace and/or keyevent channel.
+    fn send_notification(&mut self, event: &str, db: usize, key: &[u8]) {
+        let flags = self.config.notify_keyspace_events;
+        if flags & NOTIFY_KEYSPACE != 0 {
+            let mut channel = format!("__keyspace@{db}__:").into_bytes();
+            channel.extend_from_slice(key);
+            self.publish(&channel, event.as_bytes(), Kind::Channel);
+        }
+        if flags & NOTIFY_KEYEVENT != 0 {
+            let channel = format!("__keyevent@{db}__:{event}");
+            self.publish(channel.as_bytes(), key, Kind::Channel);
+        }
+    }
+
+    /// `new` events for keys the engine created, then `expired` events (and
+    /// their other consumers) for keys it found expired.
+    pub fn flush_engine_events(&mut self) {
+        if self.config.notify_keyspace_events & NOTIFY_NEW != 0 {
+            for db in 0..self.keyspace.dbs.len() {
+                for key in std::mem::take(&mut self.keyspace.dbs[db].new_log) {
+                    self.send_notification("new", db, &key);
+                }
+            }
+        }
+        super::changes::collect_expired(self);
+    }
+
+    /// Sent for each key found expired (`changes::collect_expired`).
+    pub fn notify_expired(&mut self, db: usize, key: &[u8]) {
+        if self.config.notify_keyspace_events & NOTIFY_EXPIRED != 0 {
+            self.send_notification("expired", db, key);
+        }
+    }
+
+    /// Keep the engine's logs on exactly while notifications need them
+    /// (after CONFIG SET notify-keyspace-events).
+    pub fn update_notify_tracking(&mut self) {
+        let track_new = self.config.notify_keyspace_events & NOTIFY_NEW != 0;
+        for db in &mut self.keyspace.dbs {
+            db.track_new = track_new;
+            if !track_new {
+                db.new_log.clear();
+            }
+        }
+        self.update_expired_tracking();
+    }
+}
