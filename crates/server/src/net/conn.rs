@@ -264,6 +264,8 @@ impl Conn {
         if let Some(c) = srv.clients.get_mut(cid) {
             c.bufs = self.buffers();
         }
+        // The floor only decides when to look; the full check picks the class.
+        let floor = Self::output_floor(srv);
         loop {
             if executed >= TURN_BUDGET && self.has_input() {
                 self.read_more = true;
@@ -291,7 +293,7 @@ impl Conn {
                     }
                     self.in_start += n;
                     executed += n;
-                    self.check_output_limits(srv, cid)?;
+                    self.check_output_limits_fast(srv, cid, floor)?;
                     if srv.blocking.has_ready() {
                         return Ok(true);
                     }
@@ -336,6 +338,25 @@ impl Conn {
 
     /// Redis's client-output-buffer-limit for the client's class (normal,
     /// or pubsub for a subscriber).
+    /// Per command: the limit checks run only once output reaches the
+    /// lowest limit in force, or while a soft limit is being timed.
+    #[inline]
+    fn check_output_limits_fast(&mut self, srv: &Server, cid: usize, floor: u64) -> Result<(), Close> {
+        if (self.pending_out() as u64) < floor && self.soft_limit_since.is_none() {
+            return Ok(());
+        }
+        self.check_output_limits(srv, cid)
+    }
+
+    /// The lowest output limit a client running commands can reach: its
+    /// class is normal, or pubsub once a command subscribes it.
+    fn output_floor(srv: &Server) -> u64 {
+        let (nh, ns, _) = srv.config.client_output_buffer_limit_normal;
+        let (ph, ps, _) = srv.config.client_output_buffer_limit_pubsub;
+        [nh, ns, ph, ps].into_iter().filter(|&l| l > 0).min().unwrap_or(u64::MAX)
+    }
+
+    #[cold]
     pub fn check_output_limits(&mut self, srv: &Server, cid: usize) -> Result<(), Close> {
         let subscriber = srv.clients.get(cid).is_some_and(|c| c.pubsub);
         let (class, (hard, soft, secs)) = if subscriber {

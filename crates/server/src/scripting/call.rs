@@ -65,19 +65,38 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
         }
         Lookup::Rejected(_) => return Err(b"ERR Unknown Redis command called from script".to_vec()),
     };
-    if spec.flags & flags::NOSCRIPT != 0 {
-        return Err(b"ERR This Redis command is not allowed from script".to_vec());
-    }
-    let run = srv.scripting.get_mut::<Scripting>().running.as_mut().expect("a script is running");
-    if spec.flags & flags::WRITE != 0 {
-        if run.readonly {
-            return Err(b"ERR Write commands are not allowed from read-only scripts.".to_vec());
-        }
-        run.wrote = true;
+    if let Err(msg) = allowed(srv, spec) {
+        srv.stats.commands[id].rejected += 1;
+        return Err(msg.into_bytes());
     }
     let mut out = shared.reply_buf.borrow_mut();
     out.clear();
     run_command(srv, &mut out, id, spec, &argv);
+    Ok(())
+}
+
+/// Redis's rules for a command a script calls: no `noscript` commands; no
+/// writes (nor may-replicate commands) from read-only runs; and until the
+/// script's first write, none while the server refuses writes, since
+/// after one the script can no longer fail cleanly. Marks the run as
+/// having written.
+fn allowed(srv: &mut Server, spec: &dispatch::CommandSpec) -> Result<(), String> {
+    if spec.flags & flags::NOSCRIPT != 0 {
+        return Err("ERR This Redis command is not allowed from script".into());
+    }
+    let run = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running");
+    if run.readonly && spec.flags & (flags::WRITE | flags::MAY_REPLICATE) != 0 {
+        return Err("ERR Write commands are not allowed from read-only scripts.".into());
+    }
+    if spec.flags & flags::WRITE == 0 {
+        return Ok(());
+    }
+    if !run.wrote {
+        super::writes_refused(srv)?;
+    }
+    if let Some(run) = srv.scripting.get_mut::<Scripting>().running.as_mut() {
+        run.wrote = true;
+    }
     Ok(())
 }
 

@@ -394,28 +394,24 @@ fn read_flags(v: &Value) -> mlua::Result<u8> {
     Ok(flags)
 }
 
-/// The function libraries' globals: an empty table whose reads go to the
-/// load API while a library loads and to the script globals otherwise, and
-/// which refuses writes either way. The load API is `redis` with only
-/// `register_function`, `log`, the log levels and the version; reading
-/// anything else there is the missing-global error.
+/// The function libraries' globals: a read-only table whose reads go to
+/// the load API while a library loads and to the script globals otherwise
+/// (through `switch`, whose metatable `loading` repoints). The load API is
+/// `redis` with only `register_function`, `log`, the log levels and the
+/// version; reading anything else there is the missing-global error.
 const FUNCTION_PRELUDE: &str = r#"
-local env, register, log = ...
+local env, register, log, readonly = ...
 local error, setmetatable, tostring = error, setmetatable, tostring
-local function refuse() error('Attempt to modify a readonly table', 2) end
 local function missing(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-end
-local function readonly(t)
-  return setmetatable({}, {__index = t, __newindex = refuse, __metatable = false})
 end
 local redis = setmetatable({register_function = register, log = log,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
   REDIS_VERSION = '7.0.15', REDIS_VERSION_NUM = 0x0007000f}, {__index = missing})
 local load_api = readonly(setmetatable({redis = readonly(redis)}, {__index = missing}))
-local meta = {__index = env, __newindex = refuse, __metatable = false}
-local globals = setmetatable({}, meta)
-local function loading(on) meta.__index = on and load_api or env end
+local switch_meta = {__index = env}
+local globals = readonly(setmetatable({}, switch_meta))
+local function loading(on) switch_meta.__index = on and load_api or env end
 return globals, loading
 "#;
 
@@ -439,6 +435,7 @@ pub(super) fn new_function_state(shared: &Rc<Shared>) -> mlua::Result<FunctionSt
     let reg_shared = shared.clone();
     let register = lua.create_function(move |lua, args: MultiValue| register_function(lua, &reg_shared, args))?;
     let prelude = lua.load(FUNCTION_PRELUDE).set_name("=function_prelude").into_function()?;
-    let (globals, loading): (Table, Function) = prelude.call((env, register, log))?;
+    let readonly = super::readonly::maker(lua)?;
+    let (globals, loading): (Table, Function) = prelude.call((env, register, log, readonly))?;
     Ok(FunctionState { base, globals, loading })
 }

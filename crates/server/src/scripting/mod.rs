@@ -9,7 +9,8 @@
 //! script's effects as one atomic unit, hook the start and end of that run
 //! (marked `script run begins` / `ends` in `run.rs`).
 //!
-//! Files: `sandbox` builds the Lua state, `run` enters it, `stack` is
+//! Files: `sandbox` builds the Lua state (with `readonly` tables and the
+//! text-only `loaders`), `run` enters it, `stack` is
 //! `redis.call` on the raw C API, `call` applies the script rules and runs
 //! the command, `convert` turns the result into a reply, `busy` is the
 //! instruction hook (busy scripts, SCRIPT KILL), `rand` is `math.random`.
@@ -25,7 +26,9 @@ mod call;
 mod convert;
 pub mod function;
 pub mod libs;
+mod loaders;
 mod rand;
+mod readonly;
 mod run;
 mod sandbox;
 mod stack;
@@ -85,7 +88,18 @@ impl Shared {
 /// Flags from a `#!lua flags=...` shebang line.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScriptFlags {
-    pub no_writes: bool,
+    /// The script has a shebang, so its flags count. Without one (Redis's
+    /// compatibility mode) writes are checked command by command only.
+    pub declared: bool,
+    /// [`function::FLAG_NAMES`] bits.
+    pub bits: u8,
+}
+
+impl ScriptFlags {
+    /// The script declared that it does not write.
+    pub fn no_writes(&self) -> bool {
+        self.declared && self.bits & function::NO_WRITES != 0
+    }
 }
 
 struct Script {
@@ -174,6 +188,12 @@ impl Scripting {
         }
     }
 
+    /// The Lua state the running script (if any) runs in.
+    fn running_state(&self) -> Option<&State> {
+        let function = self.running.as_ref()?.function.is_some();
+        Some(self.state_of(if function { run::Engine::Function } else { run::Engine::Eval }))
+    }
+
     /// SCRIPT FLUSH: forget every script and start from a fresh Lua state.
     pub fn flush(&mut self) {
         self.scripts.clear();
@@ -232,32 +252,53 @@ fn compile_error(e: &mlua::Error) -> String {
     format!("ERR Error compiling script (new function): {msg}")
 }
 
-/// Redis 7.0's shebang: `#!lua` then optional `flags=a,b` on the first line.
+/// Redis 7.0's shebang: `#!lua` then optional `flags=a,b` on the first
+/// line (split like a command line; `flags=` alone declares no flags).
 fn parse_shebang(body: &[u8]) -> Result<ScriptFlags, String> {
-    let mut flags = ScriptFlags::default();
     if !body.starts_with(b"#!") {
-        return Ok(flags);
+        return Ok(ScriptFlags::default());
     }
-    let line_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
-    let line = String::from_utf8_lossy(&body[..line_end]);
-    let mut parts = line.split(' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or_default();
-    if engine != "#!lua" {
-        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let line_end = body.iter().position(|&b| b == b'\n').ok_or("ERR Invalid script shebang")?;
+    let parts = resp::splitargs::split_args(&body[..line_end]).filter(|p| !p.is_empty());
+    let parts = parts.ok_or("ERR Invalid engine in script shebang")?;
+    if parts[0] != b"#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {}", lossy(&parts[0])));
     }
-    for part in parts {
-        let Some(list) = part.strip_prefix("flags=") else {
-            return Err(format!("ERR Unknown lua shebang option: {part}"));
+    let mut flags = ScriptFlags { declared: true, bits: 0 };
+    for part in &parts[1..] {
+        let Some(list) = part.strip_prefix(b"flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {}", lossy(part)));
         };
-        for f in list.split(',').filter(|f| !f.is_empty()) {
-            match f {
-                "no-writes" => flags.no_writes = true,
-                "allow-oom" | "allow-stale" | "no-cluster" | "allow-cross-slot-keys" => {}
-                _ => return Err(format!("ERR Unexpected flag in script shebang: {f}")),
-            }
+        if list.is_empty() {
+            continue;
+        }
+        for name in list.split(|&b| b == b',') {
+            let Some(i) = function::FLAG_NAMES.iter().position(|f| f.as_bytes() == name) else {
+                return Err(format!("ERR Unexpected flag in script shebang: {}", lossy(name)));
+            };
+            flags.bits |= 1 << i;
         }
     }
     Ok(flags)
+}
+
+/// `server::ScriptMayWrite` for the dispatch layer (`Server::script_may_write`):
+/// whether EVAL (`first` the body), EVALSHA (the SHA) or FCALL (the
+/// function's name) may write, by the flags the script declared, as
+/// Redis's `evalGetCommandFlags` / `fcallGetCommandFlags` decide. A script
+/// without a shebang, or one not found, may.
+pub fn may_write(srv: &Server, command: &str, first: &[u8]) -> bool {
+    let sc = srv.scripting.get::<Scripting>();
+    let flags = match command {
+        "fcall" => return sc.functions.find(first).is_none_or(|f| f.flags & function::NO_WRITES == 0),
+        "evalsha" => normalize_sha(first).and_then(|k| sc.scripts.get(&k)).map(|s| s.flags),
+        _ => match sc.scripts.get(&sha1_hex(first)) {
+            Some(s) => Some(s.flags),
+            None => parse_shebang(first).ok(),
+        },
+    };
+    !flags.is_some_and(|f| f.no_writes())
 }
 
 /// Where a script comes from: its body (EVAL) or its SHA (EVALSHA).
@@ -281,7 +322,13 @@ pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly
         },
     };
     let script = &sc.scripts[&sha];
-    let (func_ref, readonly) = (script.func_ref, readonly || script.flags.no_writes);
+    let (func_ref, flags) = (script.func_ref, script.flags);
+    if flags.declared {
+        if let Err(msg) = check_declared(ctx.srv, flags.bits, readonly) {
+            return ctx.r.error(&msg);
+        }
+    }
+    let readonly = readonly || flags.no_writes();
     let name = std::str::from_utf8(&sha).unwrap_or_default();
     let target = run::Target { engine: run::Engine::Eval, func_ref, name, caller: None };
     run::run_script(ctx, target, readonly, keys, args);
@@ -332,20 +379,23 @@ pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], args: &[&[u8]], ro: boo
     let sc = ctx.srv.scripting.get::<Scripting>();
     let Some(f) = sc.functions.find(name) else { return ctx.r.error("ERR Function not found") };
     let (func_ref, flags) = (f.func_ref, f.flags);
-    let may_write = flags & function::NO_WRITES == 0;
-    if may_write {
-        if let Err(msg) = writable(ctx.srv, ro) {
-            return ctx.r.error(&msg);
-        }
+    if let Err(msg) = check_declared(ctx.srv, flags, ro) {
+        return ctx.r.error(&msg);
     }
     let name = String::from_utf8_lossy(name).into_owned();
     let target = run::Target { engine: run::Engine::Function, func_ref, name: &name, caller: Some(caller) };
-    run::run_script(ctx, target, ro || !may_write, keys, args);
+    run::run_script(ctx, target, ro || flags & function::NO_WRITES != 0, keys, args);
 }
 
-/// Redis's checks before a script that may write: not while writes are
-/// refused for a disk error, not through a `_RO` command.
-fn writable(srv: &Server, ro: bool) -> Result<(), String> {
+/// Redis's checks before a script that declared its flags (a function,
+/// or an EVAL with a shebang) runs: one that may write is refused while
+/// writes are refused for a disk error, through a `_RO` command, and
+/// without enough good replicas. (Redis also refuses one without
+/// `allow-oom` when over `maxmemory`; the server has no OOM state yet.)
+fn check_declared(srv: &Server, bits: u8, ro: bool) -> Result<(), String> {
+    if bits & function::NO_WRITES != 0 {
+        return Ok(());
+    }
     let cfg = &srv.config;
     if srv.denials.bgsave_failed && cfg.stop_writes_on_bgsave_error && !cfg.save.is_empty() {
         return Err("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to \
@@ -361,5 +411,42 @@ fn writable(srv: &Server, ro: bool) -> Result<(), String> {
     if ro {
         return Err("ERR Can not execute a script with write flag using *_ro command.".into());
     }
+    if !enough_good_replicas(srv) {
+        return Err(NOREPLICAS.into());
+    }
     Ok(())
+}
+
+/// Why the server refuses a write command right now (a script's first
+/// write gets the same replies as a client's), if it does.
+fn writes_refused(srv: &Server) -> Result<(), String> {
+    let cfg = &srv.config;
+    if srv.denials.bgsave_failed && cfg.stop_writes_on_bgsave_error && !cfg.save.is_empty() {
+        return Err("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to \
+                    disk. Commands that may modify the data set are disabled, because this instance is configured \
+                    to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). \
+                    Please check the Redis logs for details about the RDB error."
+            .into());
+    }
+    if let Some(e) = &srv.denials.aof_error {
+        return Err(format!("MISCONF Errors writing to the AOF file: {e}"));
+    }
+    if !enough_good_replicas(srv) {
+        return Err(NOREPLICAS.into());
+    }
+    Ok(())
+}
+
+/// Redis's reply to a write without enough good replicas.
+const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+
+/// `min-replicas-to-write` is met. This server has no replicas, so any
+/// positive setting (with a positive `min-replicas-max-lag`) is unmet.
+fn enough_good_replicas(srv: &Server) -> bool {
+    let setting = |name: &str| srv.config.other.get(name).map_or(0, |v| v.parse::<i64>().unwrap_or(0));
+    // The default "0" is the common case: one lookup, no parsing.
+    if srv.config.other.get("min-replicas-to-write").is_none_or(|v| v == "0") {
+        return true;
+    }
+    setting("min-replicas-to-write") <= 0 || setting("min-replicas-max-lag") <= 0
 }

@@ -97,6 +97,10 @@ pub(super) fn run_script(ctx: &mut Ctx, target: Target, readonly: bool, keys: &[
     ctx.srv.script_busy = None;
     ctx.srv.changes.end_atomic();
     ctx.replicate_nothing();
+    if run.kill {
+        // SAFETY: the run is over; `l` is idle.
+        unsafe { super::busy::restore(l) };
+    }
     if let Some(text) = failure {
         let mut msg = b"ERR Error running script: ".to_vec();
         msg.extend_from_slice(&text);

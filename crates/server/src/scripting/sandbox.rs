@@ -2,22 +2,18 @@
 //! math and coroutine only (no os, io, debug, package, print, dofile,
 //! loadfile, getfenv/setfenv, newproxy); the `redis` table; `math.random`
 //! on Redis's generator; every global and library table read-only
-//! ("Attempt to modify a readonly table"), and reading an undefined global
-//! an error. Redis patches its Lua VM for read-only tables; here each table
-//! is replaced by an empty proxy whose metatable forwards reads and refuses
-//! writes, and `rawset` refuses proxies.
+//! ("Attempt to modify a readonly table", see `readonly.rs`), reading an
+//! undefined global an error, and `loadstring`/`load` text-only (see
+//! `loaders.rs`).
 use std::rc::Rc;
 
 use mlua::chunk::ChunkMode;
 use std::ffi::c_int;
 
-use mlua::{ffi, Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 use super::{busy, libs, rand, Scripting, Shared, State, LUA_MEMORY_LIMIT};
-use super::{call, run, stack};
-
-/// How often (in VM instructions) the hook checks the clock and kill flag.
-const HOOK_EVERY: u32 = 10_000;
+use super::{call, loaders, readonly, run, stack};
 
 /// Lua GC pause (percent of the live heap to allocate before a cycle).
 const GC_PAUSE: c_int = 200;
@@ -28,9 +24,9 @@ const REMOVED: &[&str] = &["dofile", "loadfile", "print", "getfenv", "setfenv", 
 /// Wrappers, the `redis` table and the read-only proxies. Receives the Rust
 /// functions; returns the proxy for `_G` and the runner.
 const PRELUDE: &str = r#"
-local handler, rust = ...
-local error, type, select, setmetatable, rawset, xpcall, next, tostring =
-      error, type, select, setmetatable, rawset, xpcall, next, tostring
+local handler, rust, readonly = ...
+local error, type, select, setmetatable, xpcall, next, tostring =
+      error, type, select, setmetatable, xpcall, next, tostring
 local G = _G
 
 local redis = {}
@@ -44,11 +40,16 @@ local function one_string(...)
   local s = ...
   return select('#', ...) == 1 and type(s) == 'string', s
 end
+-- Redis's error tables read `CODE message`: the code is what precedes the
+-- first space (ERR if there is none), the message loses edge line breaks.
 redis.error_reply = function(...)
   local ok, e = one_string(...)
   if not ok then return {err = 'ERR wrong number or type of arguments'} end
   if e:sub(1, 1) == '-' then e = e:sub(2) end
-  return {err = e}
+  local code, msg = e:match('^([^ ]*) (.*)$')
+  if not code then code, msg = 'ERR', e end
+  msg = msg:gsub('^[\r\n]+', ''):gsub('[\r\n]+$', '')
+  return {err = code .. ' ' .. msg}
 end
 redis.status_reply = function(...)
   local ok, s = one_string(...)
@@ -67,35 +68,16 @@ G.__redis__err__handler = handler
 math.random = rust.random
 math.randomseed = rust.randomseed
 
--- proxy -> the table it guards
-local proxied = setmetatable({}, {__mode = 'k'})
-local function refuse() error('Attempt to modify a readonly table', 2) end
-local function readonly(t)
-  local p = setmetatable({}, {__index = t, __newindex = refuse, __metatable = false})
-  proxied[p] = t
-  return p
-end
-G.rawset = function(t, k, v)
-  if proxied[t] then error('Attempt to modify a readonly table', 0) end
-  return rawset(t, k, v)
-end
--- Iterating a proxy walks the table behind it.
-local raw_pairs = pairs
-G.next = function(t, k) return next(proxied[t] or t, k) end
-G.pairs = function(t)
-  local real = proxied[t]
-  if real then return next, real, nil end
-  return raw_pairs(t)
-end
 local libs = {}
 for k, v in next, G do
   if type(v) == 'table' and k ~= '_G' then libs[k] = v end
 end
 for k, v in next, libs do G[k] = readonly(v) end
-setmetatable(G, {__index = function(_, k)
+local gmeta = {__index = function(_, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-end, __metatable = false})
-local env = readonly(G)
+end}
+setmetatable(G, gmeta)
+local env = readonly(G, gmeta)
 G._G = env
 -- A function's callback gets KEYS and ARGV as arguments (`k`, `a`).
 return env, function(f, k, a)
@@ -127,11 +109,11 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     }
     rust.raw_set("call", c_function(&lua, stack::redis_call, shared)?)?;
     rust.raw_set("pcall", c_function(&lua, stack::redis_pcall, shared)?)?;
+    let readonly = readonly::install(&lua)?;
+    loaders::install(&lua)?;
     let prelude = lua.load(PRELUDE).set_name("=redis_prelude").into_function()?;
-    let (env, runner): (Table, Function) = prelude.call((error_handler(&lua)?, rust))?;
+    let (env, runner): (Table, Function) = prelude.call((error_handler(&lua)?, rust, readonly))?;
     lua.set_globals(env)?;
-    let hook_shared = shared.clone();
-    lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| busy::on_hook(&hook_shared))?;
     lua.set_memory_limit(LUA_MEMORY_LIMIT)?;
     // Small scripts make little garbage but a lot of GC steps at the default
     // pause (200%); collecting at 10x the live heap keeps that off the hot
@@ -144,6 +126,9 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
             ffi::lua_gc(state, ffi::LUA_GCSETPAUSE, GC_PAUSE);
         })?
     };
+    // SAFETY: `raw` is the main thread, idle; the state keeps `shared`
+    // alive (the closures above hold it) and Scripting outlives the state.
+    unsafe { busy::install(raw, Rc::as_ptr(shared)) };
     let job = c_function(&lua, run::run_job, shared)?;
     Ok(State {
         raw,
@@ -188,25 +173,39 @@ pub(super) fn compile(lua: &Lua, body: &[u8]) -> mlua::Result<c_int> {
     registry_ref(lua, f)
 }
 
+/// Chunks of the sandbox's own Lua code. Redis has C functions or VM
+/// checks where these run, so their frames are passed over when finding
+/// where an error happened.
+const INTERNAL_CHUNKS: &[&str] = &["=redis_prelude", "=readonly_prelude", "=function_prelude"];
+
+/// Where an error raised just below the message handler happened, as
+/// Redis's handler sees it: the frame that raised, or its caller when that
+/// frame is a C function (`error`, `redis.call`...); source and line.
+fn error_position(lua: &Lua) -> Option<(String, i64)> {
+    let mut first = true;
+    for level in 1..200 {
+        let (source, what, line) = lua.inspect_stack(level, |d| {
+            let s = d.source();
+            (s.source.map(|x| x.into_owned()).unwrap_or_default(), s.what, d.current_line().map_or(-1, |l| l as i64))
+        })?;
+        if INTERNAL_CHUNKS.contains(&source.as_str()) {
+            continue;
+        }
+        if std::mem::take(&mut first) && what == "C" {
+            continue;
+        }
+        return Some((source, line));
+    }
+    None
+}
+
 /// The message handler of every run: turn the error into an `{err=}` table
-/// and note the script line it happened on (`source`, `line`), as Redis's
+/// and note where it happened (`source`, `line`), as Redis's
 /// `__redis__err__handler` does.
 fn error_handler(lua: &Lua) -> mlua::Result<Function> {
     let tostring: Function = lua.globals().raw_get("tostring")?;
     lua.create_function(move |lua, err: Value| {
-        let mut at = None;
-        for level in 1..200 {
-            let Some(found) = lua.inspect_stack(level, |d| {
-                let src = d.source().source.map(|s| s.into_owned());
-                src.filter(|s| s == "@user_script" || s == "@user_function").map(|s| (s, d.current_line().unwrap_or(0)))
-            }) else {
-                break;
-            };
-            if let Some(line) = found {
-                at = Some(line);
-                break;
-            }
-        }
+        let at = error_position(lua);
         let t = match err {
             Value::Table(t) => t,
             other => {
@@ -218,7 +217,7 @@ fn error_handler(lua: &Lua) -> mlua::Result<Function> {
         };
         if let Some((source, line)) = at {
             t.raw_set("source", source)?;
-            t.raw_set("line", line as i64)?;
+            t.raw_set("line", line)?;
         }
         Ok(t)
     })

@@ -43,6 +43,9 @@ unsafe fn generic(l: *mut lua_State, raise: bool) -> c_int {
     // SAFETY: nothing touches the buffer until the next call.
     let reply = unsafe { std::slice::from_raw_parts(ptr, len) };
     unsafe {
+        // The arguments were copied out in phase 1. Popping them gives the
+        // reply the room a call with thousands of arguments (`unpack`) took.
+        ffi::lua_settop(l, 0);
         if failed {
             push_err(l, reply);
             if raise {

@@ -126,6 +126,13 @@ pub enum Kind {
 }
 
 impl PubSub {
+    /// Whether any client is subscribed to anything (checked per command
+    /// before looking at the caller's own state).
+    #[inline]
+    pub fn has_subscribers(&self) -> bool {
+        !self.clients.is_empty()
+    }
+
     pub fn subs(&self, cid: usize) -> Option<&ClientSubs> {
         self.clients.get(&cid)
     }
@@ -155,6 +162,7 @@ impl PubSub {
         if !set.remove(channel) {
             return false;
         }
+        self.forget_if_idle(cid);
         let map = self.map(kind);
         if let Some(list) = map.get_mut(channel) {
             list.retain(|&c| c != cid);
@@ -179,8 +187,17 @@ impl PubSub {
         let Some(subs) = self.clients.get_mut(&cid) else { return false };
         let Some(at) = subs.patterns.iter().position(|p| p == pattern) else { return false };
         subs.patterns.remove(at);
+        self.forget_if_idle(cid);
         self.patterns.remove(pattern, cid);
         true
+    }
+
+    /// Drop the entry of a client left with no subscription, so
+    /// [`PubSub::has_subscribers`] stays exact.
+    fn forget_if_idle(&mut self, cid: usize) {
+        if self.clients.get(&cid).is_some_and(|s| s.total() == 0) {
+            self.clients.remove(&cid);
+        }
     }
 
     /// The channels (or shard channels) `cid` listens to.
