@@ -28,7 +28,9 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     let now_secs = server::unix_ms() / 1000;
     let persistence = persistence::new_part(now_secs);
     let scripting = server::Part::new(scripting::Scripting::new());
-    (server::Server::new(config, reg.len(), persistence, scripting), reg)
+    let mut srv = server::Server::new(config, reg.len(), persistence, scripting);
+    srv.script_may_write = Some(scripting::may_write);
+    (srv, reg)
 }
 
 /// Start serving with `config` until shutdown.

@@ -54,6 +54,10 @@ fn fcall_ro(ctx: &mut Ctx, argv: &Argv) {
 /// `FCALL name numkeys key... arg...`: the function must exist before the
 /// key count is looked at, as in Redis.
 fn fcall_generic(ctx: &mut Ctx, argv: &Argv, ro: bool) {
+    // Flagged skip_monitor: shown here, so the function's commands come after it.
+    if !ctx.srv.pubsub.monitors.is_empty() {
+        crate::dispatch::feed_monitors(ctx, argv);
+    }
     let name = argv.get(1);
     if scripting(ctx).functions.find(name).is_none() {
         return ctx.r.error("ERR Function not found");

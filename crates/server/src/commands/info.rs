@@ -82,6 +82,11 @@ pub fn render(srv: &Server, reg: &Registry, wanted: &[&str]) -> String {
             "cpu" => cpu(&mut s),
             "commandstats" => commandstats(srv, reg, &mut s),
             "latencystats" => latencystats(srv, reg, &mut s),
+            "errorstats" => {
+                for (code, n) in &srv.stats.errors_by_code {
+                    s.field(&format!("errorstat_{code}"), format!("count={n}"));
+                }
+            }
             "cluster" => s.field("cluster_enabled", 0),
             "keyspace" => keyspace(srv, &mut s),
             _ => {}

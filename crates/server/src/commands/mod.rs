@@ -2,6 +2,7 @@
 //! Handlers parse arguments, call the engine, and write one reply.
 pub mod bitmap;
 pub mod client;
+pub mod cluster;
 pub mod command_cmd;
 pub mod conn;
 pub mod debug;
@@ -59,6 +60,7 @@ pub fn register_all(r: &mut Registry) {
     list_block::register(r);
     persistence::register(r);
     replication::register(r);
+    cluster::register(r);
     pubsub::register(r);
     script::register(r);
     function::register(r);

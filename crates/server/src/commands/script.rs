@@ -48,6 +48,10 @@ fn evalsha_ro(ctx: &mut Ctx, argv: &Argv) {
 
 /// `EVAL script numkeys key... arg...`: check numkeys, then run.
 fn eval_generic(ctx: &mut Ctx, argv: &Argv, by_sha: bool, readonly: bool) {
+    // Flagged skip_monitor: shown here, so the script's commands come after it.
+    if !ctx.srv.pubsub.monitors.is_empty() {
+        crate::dispatch::feed_monitors(ctx, argv);
+    }
     let Some((keys, args)) = keys_and_args(ctx, argv, "ERR value is not an integer or out of range") else { return };
     let src = if by_sha { Source::Sha(argv.get(1)) } else { Source::Body(argv.get(1)) };
     scripting::eval(ctx, src, &keys, &args, readonly);

@@ -232,6 +232,9 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     crate::server::changes::publish(ctx.srv);
     let errors = ctx.r.errors as u64;
     ctx.srv.stats.error_replies += errors;
+    if errors > 0 {
+        count_error_codes(&mut ctx);
+    }
     ctx.srv.stats.commands_processed += u64::from(!blocked_now(&ctx));
     let Some(client) = ctx.srv.clients.get_mut(cid) else {
         return;
@@ -316,6 +319,15 @@ fn queue_in_transaction(ctx: &mut Ctx, id: registry::CommandId, spec: &CommandSp
     tx.queued.push((id, resp::Args::from_parts(argv.iter_from(0))));
     ctx.r.raw(b"+QUEUED\r\n");
     true
+}
+
+/// INFO errorstats: each error reply of the command under its code.
+#[cold]
+fn count_error_codes(ctx: &mut Ctx) {
+    let texts: Vec<Vec<u8>> = ctx.r.error_texts().map(|t| t[..t.len().min(32)].to_vec()).collect();
+    for t in texts {
+        ctx.srv.stats.count_error(&t);
+    }
 }
 
 /// An unknown command or a wrong argument count. EXEC refused so (extra

@@ -12,11 +12,14 @@ pub struct Reply<'a> {
     /// End of the pushes written so far (Pub/Sub confirmations and
     /// messages): CLIENT REPLY OFF/SKIP never drop those.
     pushed_to: usize,
+    /// Where each error reply starts in the buffer (INFO errorstats reads
+    /// their codes); empty unless an error was written.
+    pub error_starts: Vec<usize>,
 }
 
 impl<'a> Reply<'a> {
     pub fn new(buf: &'a mut Vec<u8>, resp3: bool) -> Self {
-        Reply { buf, resp3, errors: 0, pushed_to: 0 }
+        Reply { buf, resp3, errors: 0, pushed_to: 0, error_starts: Vec::new() }
     }
     /// What was written so far are pushes, kept whatever CLIENT REPLY says.
     pub fn end_push(&mut self) {
@@ -38,6 +41,10 @@ impl<'a> Reply<'a> {
     }
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
+    }
+    /// The error replies written, as text after their `-` (for their codes).
+    pub fn error_texts(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.error_starts.iter().map(|&at| self.buf.get(at + 1..).unwrap_or_default())
     }
     pub fn truncate(&mut self, len: usize) {
         self.buf.truncate(len);
@@ -74,6 +81,7 @@ impl<'a> Reply<'a> {
     /// An error line whose text may hold the client's binary arguments.
     pub fn error_bytes(&mut self, msg: &[u8]) {
         self.errors += 1;
+        self.error_starts.push(self.buf.len());
         self.buf.push(b'-');
         self.buf.extend(msg.iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
         self.buf.extend_from_slice(b"\r\n");

@@ -8,6 +8,8 @@
 //! through the ordinary `Conn::process` → `dispatch::execute` path, where
 //! the busy guard answers -BUSY to all but allow-busy commands (SCRIPT KILL,
 //! SHUTDOWN NOSAVE, MULTI...), so nothing is queued, lost or reordered.
+//! Connections whose input was read before the script began are served
+//! too: they raise no new event.
 //!
 //! The poller reaches the loop's parts (poll, listeners, connections and
 //! the work lists) through raw pointers taken when `run` starts; the server
@@ -75,6 +77,14 @@ impl crate::server::BusyHook for BusyPoller {
                 }
             } else if !ready.contains(&t) {
                 ready.push(t);
+            }
+        }
+        // Commands read earlier in the turn the script started in have no
+        // new readiness edge to report them: serve them too, so their
+        // clients get -BUSY now rather than replies after the script.
+        for (slot, conn) in conns.iter() {
+            if conn.has_input() && !ready.contains(&slot) {
+                ready.push(slot);
             }
         }
         for slot in ready {

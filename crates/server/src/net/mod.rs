@@ -454,6 +454,7 @@ impl EventLoop {
                 crate::dispatch::Reply::new(&mut conn.out, resp3)
                     .error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
                 self.srv.stats.error_replies += 1;
+                self.srv.stats.count_error(b"UNBLOCKED");
             }
         }
         self.queue_flush(cid);

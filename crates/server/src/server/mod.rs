@@ -223,6 +223,28 @@ pub struct Stats {
     pub io_reads: u64,
     pub io_writes: u64,
     pub commands: Vec<CommandStats>,
+    /// Error replies by code (`ERR`, `WRONGTYPE`, ...): INFO errorstats.
+    pub errors_by_code: std::collections::BTreeMap<String, u64>,
+}
+
+/// Distinct error codes INFO errorstats keeps (bounded, as client input
+/// can make up codes).
+pub const ERROR_CODES_MAX: usize = 128;
+
+impl Stats {
+    /// Count an error reply under its code: the text before the first
+    /// space within its first 32 bytes, else `ERR`, as Redis does.
+    pub fn count_error(&mut self, msg: &[u8]) {
+        let code = match msg.iter().take(31).position(|&b| b == b' ') {
+            Some(end) if end > 0 => String::from_utf8_lossy(&msg[..end]).into_owned(),
+            _ => "ERR".to_string(),
+        };
+        if let Some(n) = self.errors_by_code.get_mut(&code) {
+            *n += 1;
+        } else if self.errors_by_code.len() < ERROR_CODES_MAX {
+            self.errors_by_code.insert(code, 1);
+        }
+    }
 }
 
 /// How SHUTDOWN asked to stop.

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+mod cluster;
 mod collections;
 mod generic;
 mod memory;
@@ -299,6 +300,7 @@ static TABLES: &[Table] = &[
     server::TABLE,
     messaging::TABLE,
     memory::TABLE,
+    cluster::TABLE,
 ];
 
 /// Every table entry, for checks that the tables and the registry agree.
