@@ -3,8 +3,11 @@ against the release build: every unit in PASSING runs in external mode on
 a fresh volley-server and must pass completely (whatever VOLLEY_TEST_TARGET
 says: this measures Volley). A unit joins the list once
 Volley passes all of it; it never leaves (that would be a regression).
-Units that still fail somewhere are run by hand with
-`../shared/redis-tests/run-suite.sh UNIT`, not here.
+
+Units in PARTIAL fail only tests that need a family Volley does not have
+yet (streams, ACL, client tracking, maxmemory); each such test is named
+with its reason, every other test of the unit must pass, and a named test
+that starts passing fails this check too, so the list only shrinks.
 """
 import subprocess
 from pathlib import Path
@@ -21,6 +24,44 @@ PASSING = [
 ]
 
 
+# unit -> {test name: what it needs}
+PARTIAL = {
+    "unit/keyspace": {
+        "COPY basic usage for stream": "streams",
+        "COPY basic usage for stream-cgroups": "streams",
+        # The stream test above leaves its keys behind in db 9.
+        "MOVE basic usage": "streams",
+    },
+    "unit/multi": {"Blocking commands ignores the timeout": "streams (XGROUP)"},
+    "unit/introspection-2": {
+        "COMMAND GETKEYS XGROUP": "streams",
+        "XREAD command is marked with movablekeys": "streams",
+    },
+    "unit/scripting": {
+        "EVAL - Scripts can't run XREAD and XREADGROUP with BLOCK option": "streams",
+        "Script ACL check": "ACL",
+        "reject script do not cause a Lua stack leak": "maxmemory",
+        "Consistent eval error reporting": "maxmemory",
+    },
+    "unit/other": {
+        "RESET clears client state": "client tracking",
+        "RESET clears authenticated state": "ACL",
+    },
+}
+
+
+def failures_by_unit(stdout):
+    """The `failed: <test>` lines run-suite.sh prints under each unit."""
+    out, unit = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("--- unit/"):
+            unit = line.split()[1].rstrip(":")
+            out.setdefault(unit, set())
+        elif unit and line.strip().startswith("failed: "):
+            out[unit].add(line.strip()[len("failed: "):])
+    return out
+
+
 def test_units_that_pass_keep_passing():
     assert SUITE.exists(), f"{SUITE} is missing: the suite lives in ../shared beside the repository"
     run = subprocess.run([str(SUITE), "--server", volley_bin(), *PASSING], cwd=REPO, capture_output=True,
@@ -29,3 +70,21 @@ def test_units_that_pass_keep_passing():
     assert run.returncode == 0, table
     for unit in PASSING:
         assert any(line.startswith(unit) and " OK " in line for line in run.stdout.splitlines()), table
+
+
+def test_partial_units_fail_only_what_they_lack():
+    units = sorted(PARTIAL)
+    run = subprocess.run([str(SUITE), "--server", volley_bin(), *units], cwd=REPO, capture_output=True,
+                         text=True, timeout=1500)
+    table = run.stdout[-6000:] + run.stderr[-2000:]
+    failed = failures_by_unit(run.stdout)
+    rows = {line.split()[0]: line.split() for line in run.stdout.splitlines() if line.startswith("unit/")}
+    for unit in units:
+        assert unit in rows, table
+        allowed = set(PARTIAL[unit])
+        got = failed.get(unit, set())
+        assert got <= allowed, f"{unit}: unexpected failures {sorted(got - allowed)}\n{table}"
+        assert got == allowed, f"{unit}: now passing, drop from PARTIAL: {sorted(allowed - got)}\n{table}"
+        # Columns: UNIT STATUS PASSED FAILED NOT_RUN ...: every test ran.
+        not_run = rows[unit][4]
+        assert not_run == "0", f"{unit}: tests did not run\n{table}"

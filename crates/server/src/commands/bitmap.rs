@@ -1,7 +1,8 @@
 //! Bitmap commands: SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO.
 //! Thin wrappers: key lookup, argument order and replies live here; the bit
 //! semantics live in `engine::bitmap` and `engine::bitfield`.
-use super::string::read_str;
+use super::string::{expire_stale, read_str};
+use crate::config::{NOTIFY_GENERIC, NOTIFY_STRING};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::bitfield::{self, BitfieldOp};
@@ -65,6 +66,7 @@ fn setbit(ctx: &mut Ctx, argv: &Argv) {
     // is no change (WATCH stays valid, nothing is propagated).
     if changed {
         ctx.dirty(1);
+        ctx.notify(NOTIFY_STRING, "setbit", key);
     }
 }
 
@@ -165,14 +167,18 @@ fn bitop(ctx: &mut Ctx, argv: &Argv) {
     let out = bitmap::bitop(op, &refs);
     let (dest, now, len) = (argv.get(2), ctx.now, out.len());
     let db = ctx.dbm();
-    let changed = if out.is_empty() {
-        db.remove(dest).is_some()
+    // An empty result deletes whatever `dest` holds, stale or not, as
+    // Redis's `dbDelete` does.
+    let event = if out.is_empty() {
+        db.remove(dest).map(|_| (NOTIFY_GENERIC, "del"))
     } else {
+        expire_stale(db, dest, now);
         db.set(dest, Value::Str(Str::raw(out)), None, false, now);
-        true
+        Some((NOTIFY_STRING, "set"))
     };
-    if changed {
+    if let Some((class, name)) = event {
         ctx.dirty(1);
+        ctx.notify(class, name, dest);
     }
     ctx.r.int(len as i64);
 }
@@ -203,6 +209,9 @@ fn run_bitfield(ctx: &mut Ctx, key: &[u8], ops: &[BitfieldOp]) -> Result<Vec<Opt
     // As Redis 7.0: only writes that changed a value (or created or grew
     // the string) count; none at all leaves WATCH valid and replays nothing.
     ctx.dirty(changes);
+    if changes > 0 {
+        ctx.notify(NOTIFY_STRING, "setbit", key);
+    }
     Ok(res)
 }
 

@@ -2,6 +2,7 @@
 //! payload and back. The payload format is persistence's (`dump_value`,
 //! `restore_value`); this file owns the options, the checks in Redis's order,
 //! the key's expiry and access time, and what the AOF replays.
+use crate::config::NOTIFY_GENERIC;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::db::Record;
@@ -122,6 +123,7 @@ fn restore(ctx: &mut Ctx, argv: &Argv) {
             ctx.replicate_as(&[b"DEL", key]);
             ctx.modified(key);
             ctx.dirty(1);
+            ctx.notify(NOTIFY_GENERIC, "del", key);
         }
         return ctx.r.ok();
     }
@@ -132,6 +134,7 @@ fn restore(ctx: &mut Ctx, argv: &Argv) {
         replicate_absolute(ctx, argv, at);
     }
     ctx.modified(key);
+    ctx.notify(NOTIFY_GENERIC, "restore", key);
     ctx.dirty(1);
     ctx.r.ok();
 }

@@ -1,6 +1,7 @@
 //! HyperLogLog commands: PFADD PFCOUNT PFMERGE over string values in
 //! Redis's HLL layout (see `engine/hll.rs`). PFCOUNT of one key caches the
 //! estimate in the header, which counts as a write, as in Redis.
+use crate::config::NOTIFY_STRING;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::hll::{self, HllError};
@@ -72,6 +73,7 @@ fn pfadd(ctx: &mut Ctx, argv: &Argv) {
     }
     if changed || created {
         ctx.dirty(1);
+        ctx.notify(NOTIFY_STRING, "pfadd", key);
     }
     ctx.r.int((changed || created) as i64);
 }
@@ -134,5 +136,7 @@ fn pfmerge(ctx: &mut Ctx, argv: &Argv) {
         return ctx.r.error(hll_error(e));
     }
     ctx.dirty(1);
+    // A merge is a mass add: Redis names it "pfadd" too.
+    ctx.notify(NOTIFY_STRING, "pfadd", dst);
     ctx.r.ok();
 }

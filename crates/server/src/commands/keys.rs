@@ -5,6 +5,7 @@
 //!
 //! The argument helpers here (`parse_db_index`, `parse_scan_cursor`,
 //! [`ScanOpts`]) are shared with the typed SCAN variants and other groups.
+use crate::config::NOTIFY_GENERIC;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::db::Entry;
@@ -186,6 +187,7 @@ fn del(ctx: &mut Ctx, argv: &Argv) {
             n += 1;
             // Only the keys DEL found count as modified, as in Redis.
             ctx.modified(key);
+            ctx.notify(NOTIFY_GENERIC, "del", key);
         }
     }
     ctx.dirty(n);
@@ -284,17 +286,20 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
     if !flags.allows(db.expire_of(key), when) {
         return ctx.r.int(0);
     }
-    if when <= now {
+    let event = if when <= now {
         db.remove(key);
         ctx.replicate_as(&[b"DEL", key]);
+        "del"
     } else {
         db.set_expire(key, Some(when));
         if ctx.replicating() {
             // Absolute, so the TTL doesn't restart when the file is replayed.
             ctx.replicate_as(&[b"PEXPIREAT", key, when.to_string().as_bytes()]);
         }
-    }
+        "expire"
+    };
     ctx.dirty(1);
+    ctx.notify(NOTIFY_GENERIC, event, key);
     ctx.r.int(1);
 }
 
@@ -354,6 +359,7 @@ fn persist(ctx: &mut Ctx, argv: &Argv) {
     if had_ttl {
         db.set_expire(key, None);
         ctx.dirty(1);
+        ctx.notify(NOTIFY_GENERIC, "persist", key);
     }
     ctx.r.int(had_ttl as i64);
 }
@@ -432,11 +438,15 @@ fn rename_generic(ctx: &mut Ctx, argv: &Argv, nx: bool) {
     if src == dst {
         return if nx { ctx.r.int(0) } else { ctx.r.ok() };
     }
-    if nx && db.get(dst, now).is_some() {
+    // Looked up even when it will be overwritten: a stale `dst` expires
+    // (and says so) first, as in Redis.
+    if db.get(dst, now).is_some() && nx {
         return ctx.r.int(0);
     }
     db.rename(src, dst);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_GENERIC, "rename_from", src);
+    ctx.notify(NOTIFY_GENERIC, "rename_to", dst);
     reply_ok(ctx);
 }
 
@@ -473,12 +483,14 @@ fn copy(ctx: &mut Ctx, argv: &Argv) {
     count_lookup(&mut srv.stats, found.is_some());
     let Some(record) = found else { return ctx.r.int(0) };
     let target = &mut srv.keyspace.dbs[dst_db];
-    if !replace && target.get(dst, now).is_some() {
+    // Looked up even with REPLACE, so a stale `dst` expires first, as in Redis.
+    if target.get(dst, now).is_some() && !replace {
         return ctx.r.int(0);
     }
     target.put(dst, record);
     ctx.dirty(1);
     ctx.modified_in(dst_db, dst);
+    ctx.srv.notify(NOTIFY_GENERIC, "copy_to", dst_db, dst);
     ctx.r.int(1);
 }
 
@@ -502,6 +514,8 @@ fn move_cmd(ctx: &mut Ctx, argv: &Argv) {
     // Both the key here and the one it became in `dst` changed.
     ctx.modified(key);
     ctx.modified_in(dst, key);
+    ctx.notify(NOTIFY_GENERIC, "move_from", key);
+    ctx.srv.notify(NOTIFY_GENERIC, "move_to", dst, key);
 }
 
 // ------------------------------------------------------------ flush

@@ -13,6 +13,7 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use crate::config::NOTIFY_GENERIC;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::numeric::parse_i64;
@@ -349,6 +350,8 @@ fn delete_acked(ctx: &mut Ctx, sent: &[&[u8]], acked: &[usize]) {
         let key = sent[i];
         ctx.dbm().remove(key);
         ctx.modified(key);
+        // Even for a key sent twice and gone already, as Redis does.
+        ctx.notify(NOTIFY_GENERIC, "del", key);
         ctx.dirty(1);
         del.push(key);
     }

@@ -7,6 +7,7 @@
 //! SORT ... STORE replays as itself: the order it writes depends only on
 //! the data, because a set read without sorting (BY a constant) is sorted
 //! ALPHA when storing or inside a script, as Redis does.
+use crate::config::{NOTIFY_GENERIC, NOTIFY_LIST};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::list::{End, List};
@@ -274,12 +275,17 @@ fn store(ctx: &mut Ctx, dst: &[u8], out: &[Item], gets: &[Pattern]) {
     let n = list.len();
     let now = ctx.now;
     if n > 0 {
-        ctx.dbm().set(dst, Value::List(list), None, false, now);
+        let db = ctx.dbm();
+        crate::commands::string::expire_stale(db, dst, now);
+        db.set(dst, Value::List(list), None, false, now);
         ctx.modified(dst);
         ctx.dirty(n as u64);
+        ctx.notify(NOTIFY_LIST, "sortstore", dst);
     } else if ctx.dbm().remove(dst).is_some() {
+        // Deleted stale or not (Redis's `dbDelete` does not look).
         ctx.modified(dst);
         ctx.dirty(1);
+        ctx.notify(NOTIFY_GENERIC, "del", dst);
     }
     ctx.r.int(n as i64);
 }

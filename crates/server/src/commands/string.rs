@@ -4,8 +4,10 @@
 //!
 //! Lookups follow Redis: "read" lookups (GET, MGET, STRLEN, ...) count
 //! keyspace hits and misses, "write" lookups (INCR, APPEND, ...) do not.
+use crate::config::{NOTIFY_GENERIC, NOTIFY_STRING};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
+use crate::engine::db::Db;
 use crate::engine::numeric::{self, parse_i64, FloatIncrError};
 use crate::engine::{EngineError, Str, Value};
 use crate::server::Server;
@@ -58,6 +60,15 @@ pub(crate) fn read_str<'s>(
         _ => srv.stats.keyspace_hits += 1,
     }
     found
+}
+
+/// Expire `key` now if its time has come, before a write replaces it
+/// without looking at it: Redis's `setKey` looks the key up first, so a
+/// stale key is reported `expired` (and the new one `new`), not overwritten.
+pub(crate) fn expire_stale(db: &mut Db, key: &[u8], now: i64) {
+    if db.is_stale(key, now) {
+        db.peek(key, now);
+    }
 }
 
 /// Reply a string value as a bulk string.
@@ -234,6 +245,10 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: &StrOpts, ho
     }
     ctx.dbm().set(key, Value::Str(Str::from_bytes(val)), at, o.keepttl, now);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_STRING, "set", key);
+    if at.is_some() {
+        ctx.notify(NOTIFY_GENERIC, "expire", key);
+    }
     if let (Some(at), true) = (at, ctx.replicating()) {
         // A relative expiry would restart at replay: make it absolute.
         ctx.replicate_as(&[b"SET", key, val, b"PXAT", at.to_string().as_bytes()]);
@@ -278,6 +293,7 @@ fn getset(ctx: &mut Ctx, argv: &Argv) {
     let now = ctx.now;
     ctx.dbm().set(key, Value::Str(Str::from_bytes(argv.get(2))), None, false, now);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_STRING, "set", key);
 }
 
 fn getdel(ctx: &mut Ctx, argv: &Argv) {
@@ -296,6 +312,7 @@ fn getdel(ctx: &mut Ctx, argv: &Argv) {
     if found {
         ctx.dbm().remove(key);
         ctx.dirty(1);
+        ctx.notify(NOTIFY_GENERIC, "del", key);
     }
 }
 
@@ -331,8 +348,15 @@ fn getex(ctx: &mut Ctx, argv: &Argv) {
         match at {
             _ if deleted => ctx.replicate_as(&[b"DEL", key]),
             Some((_, t)) if ctx.replicating() => ctx.replicate_as(&[b"PEXPIREAT", key, t.to_string().as_bytes()]),
-            _ => ctx.replicate_as(&[b"PERSIST", key]),
+            Some(_) => {}
+            None => ctx.replicate_as(&[b"PERSIST", key]),
         }
+        let event = match at {
+            _ if deleted => "del",
+            Some(_) => "expire",
+            None => "persist",
+        };
+        ctx.notify(NOTIFY_GENERIC, event, key);
     }
 }
 
@@ -351,9 +375,11 @@ fn mget(ctx: &mut Ctx, argv: &Argv) {
 /// Store every key/value pair of MSET / MSETNX.
 fn mset_all(ctx: &mut Ctx, argv: &Argv) {
     let now = ctx.now;
-    let db = ctx.dbm();
     for i in (1..argv.len()).step_by(2) {
-        db.set(argv.get(i), Value::Str(Str::from_bytes(argv.get(i + 1))), None, false, now);
+        let (key, db) = (argv.get(i), ctx.dbm());
+        expire_stale(db, key, now);
+        db.set(key, Value::Str(Str::from_bytes(argv.get(i + 1))), None, false, now);
+        ctx.notify(NOTIFY_STRING, "set", key);
     }
     ctx.dirty((argv.len() as u64 - 1) / 2);
 }
@@ -411,6 +437,7 @@ fn incr_decr(ctx: &mut Ctx, key: &[u8], by: i64) {
     };
     r.int(v);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_STRING, "incrby", key);
 }
 
 fn incr(ctx: &mut Ctx, argv: &Argv) {
@@ -454,6 +481,7 @@ fn incrbyfloat(ctx: &mut Ctx, argv: &Argv) {
     let prop = ctx.replicating().then(|| sum.clone());
     ctx.dbm().set(key, Value::Str(plain_str(sum)), None, true, now);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_STRING, "incrbyfloat", key);
     if let Some(sum) = prop {
         ctx.replicate_as(&[b"SET", key, &sum, b"KEEPTTL"]);
     }
@@ -471,6 +499,7 @@ fn append(ctx: &mut Ctx, argv: &Argv) {
     let Some(old_len) = old_len else {
         ctx.dbm().set(key, Value::Str(Str::from_bytes(val)), None, false, now);
         ctx.r.int(val.len() as i64);
+        ctx.notify(NOTIFY_STRING, "append", key);
         return ctx.dirty(1);
     };
     if !check_len(ctx, old_len as u128 + val.len() as u128) {
@@ -483,6 +512,7 @@ fn append(ctx: &mut Ctx, argv: &Argv) {
         ctx.r.int(len);
     }
     ctx.dirty(1);
+    ctx.notify(NOTIFY_STRING, "append", key);
 }
 
 fn strlen(ctx: &mut Ctx, argv: &Argv) {
@@ -558,6 +588,7 @@ fn setrange(ctx: &mut Ctx, argv: &Argv) {
     };
     ctx.r.int(len as i64);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_STRING, "setrange", key);
 }
 
 #[cfg(test)]

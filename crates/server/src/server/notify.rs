@@ -44,9 +44,14 @@ impl Server {
         }
     }
 
-    /// `new` events for keys the engine created, then `expired` events (and
-    /// their other consumers) for keys it found expired.
+    /// `expired` events (and their other consumers) for keys the engine
+    /// found expired, then `new` events for keys it created: a write to a
+    /// key that had just expired reads `expired`, `new`, then its own event,
+    /// as from Redis. (The two logs are separate, so a command that creates
+    /// one key before finding another expired reports them in this order
+    /// too, where Redis would interleave them.)
     pub fn flush_engine_events(&mut self) {
+        super::changes::collect_expired(self);
         if self.config.notify_keyspace_events & NOTIFY_NEW != 0 {
             for db in 0..self.keyspace.dbs.len() {
                 for key in std::mem::take(&mut self.keyspace.dbs[db].new_log) {
@@ -54,7 +59,6 @@ impl Server {
                 }
             }
         }
-        super::changes::collect_expired(self);
     }
 
     /// Sent for each key found expired (`changes::collect_expired`).
