@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::ffi::CStr;
 
 use crate::commands::zset::{limits, read_zset, write_zset};
+use crate::config::{NOTIFY_GENERIC, NOTIFY_ZSET};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::geo::{self, Extent, Point, Shape, Sort};
@@ -234,6 +235,8 @@ fn geoadd(ctx: &mut Ctx, argv: &Argv) {
     if added + updated > 0 {
         ctx.dirty((added + updated) as u64);
         ctx.modified(key);
+        // Redis runs GEOADD as the ZADD it amounts to, events included.
+        ctx.notify(NOTIFY_ZSET, "zadd", key);
         if ctx.replicating() {
             replicate_as_zadd(ctx, argv, at, &items);
         }
@@ -495,6 +498,7 @@ fn parse_request<'a>(ctx: &mut Ctx, argv: &Argv<'a>, v: Variant, exists: bool) -
 /// with the points or store them.
 fn search_generic(ctx: &mut Ctx, argv: &Argv, v: Variant) {
     let src = argv.get(v.src());
+    let event = if matches!(v, Variant::Search { .. }) { "geosearchstore" } else { "georadiusstore" };
     let exists = match read_zset(ctx, src) {
         Err(e) => return ctx.r.error(e.message()),
         Ok(z) => z.is_some(),
@@ -506,7 +510,7 @@ fn search_generic(ctx: &mut Ctx, argv: &Argv, v: Variant) {
     let (Some(z), Some((lon, lat)), Some((extent, unit))) = (write_zset(ctx, src).ok().flatten(), q.centre, q.area)
     else {
         // No source: an empty result (a STORE deletes its destination).
-        return store_or_reply(ctx, &q, Vec::new(), 1.0);
+        return store_or_reply(ctx, &q, Vec::new(), 1.0, event);
     };
     let sort = match q.sort {
         Some(s) => s,
@@ -519,12 +523,13 @@ fn search_generic(ctx: &mut Ctx, argv: &Argv, v: Variant) {
     let keep = if count == 0 { points.len() } else { points.len().min(count) };
     geo::sort_points(&mut points, sort, keep);
     points.truncate(keep);
-    store_or_reply(ctx, &q, points, unit);
+    store_or_reply(ctx, &q, points, unit, event);
 }
 
-fn store_or_reply(ctx: &mut Ctx, q: &Request, points: Vec<Point>, unit: f64) {
+/// `event`: the one a STORE sends for its destination.
+fn store_or_reply(ctx: &mut Ctx, q: &Request, points: Vec<Point>, unit: f64, event: &str) {
     match q.store {
-        Some(dst) => store_points(ctx, dst, &points, q.store_dist, unit),
+        Some(dst) => store_points(ctx, dst, &points, q.store_dist, unit, event),
         None => reply_points(&mut ctx.r, q, &points, unit),
     }
 }
@@ -554,12 +559,13 @@ fn reply_points(r: &mut Reply, q: &Request, points: &[Point], unit: f64) {
 
 /// Store the points at `dst` scored by hash (or by distance in the
 /// request's unit), replacing it; an empty result deletes it.
-fn store_points(ctx: &mut Ctx, dst: &[u8], points: &[Point], by_dist: bool, unit: f64) {
+fn store_points(ctx: &mut Ctx, dst: &[u8], points: &[Point], by_dist: bool, unit: f64, event: &str) {
     let n = points.len();
     if n == 0 {
         if ctx.dbm().remove(dst).is_some() {
             ctx.dirty(1);
             ctx.modified(dst);
+            ctx.notify(NOTIFY_GENERIC, "del", dst);
         }
         return ctx.r.int(0);
     }
@@ -573,6 +579,7 @@ fn store_points(ctx: &mut Ctx, dst: &[u8], points: &[Point], by_dist: bool, unit
     ctx.dbm().set(dst, Value::ZSet(Box::new(z)), None, false, now);
     ctx.dirty(n as u64);
     ctx.modified(dst);
+    ctx.notify(NOTIFY_ZSET, event, dst);
     ctx.r.int(n as i64);
 }
 

@@ -5,6 +5,7 @@
 //! Read commands count keyspace hits and misses like Redis's
 //! `lookupKeyRead`; writes delete a hash that became empty.
 use crate::commands::keys::{parse_scan_cursor, parse_scan_opts};
+use crate::config::{NOTIFY_GENERIC, NOTIFY_HASH};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::glob::glob_match;
@@ -83,6 +84,8 @@ fn set_pairs(ctx: &mut Ctx, argv: &Argv, name: &str) -> Option<i64> {
     let pairs: Vec<(&[u8], &[u8])> = (2..argv.len()).step_by(2).map(|i| (argv.get(i), argv.get(i + 1))).collect();
     let created = h.insert_many(&pairs, lim) as i64;
     ctx.dirty((argv.len() as u64 - 2) / 2);
+    // Redis reports every HSET, even one that changed no value.
+    ctx.notify(NOTIFY_HASH, "hset", argv.get(1));
     Some(created)
 }
 
@@ -113,6 +116,7 @@ fn hsetnx(ctx: &mut Ctx, argv: &Argv) {
     h.insert(field, value, lim);
     r.int(1);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_HASH, "hset", argv.get(1));
 }
 
 fn hdel(ctx: &mut Ctx, argv: &Argv) {
@@ -130,9 +134,15 @@ fn hdel(ctx: &mut Ctx, argv: &Argv) {
             break;
         }
     }
-    db.remove_if_empty(key, now);
+    let key_deleted = db.remove_if_empty(key, now);
     r.int(deleted);
     ctx.dirty(deleted as u64);
+    if deleted > 0 {
+        ctx.notify(NOTIFY_HASH, "hdel", key);
+        if key_deleted {
+            ctx.notify(NOTIFY_GENERIC, "del", key);
+        }
+    }
 }
 
 /// Look up (creating if missing) the hash for HINCRBY*; the current value
@@ -174,6 +184,7 @@ fn hincrby(ctx: &mut Ctx, argv: &Argv) {
     });
     if ok {
         ctx.r.int(result);
+        ctx.notify(NOTIFY_HASH, "hincrby", argv.get(1));
     }
 }
 
@@ -197,6 +208,7 @@ fn hincrbyfloat(ctx: &mut Ctx, argv: &Argv) {
         ctx.r.bulk(&result);
         // Replays as the result, not the increment (float rounding may differ).
         ctx.replicate_as(&[b"HSET", argv.get(1), argv.get(2), &result]);
+        ctx.notify(NOTIFY_HASH, "hincrbyfloat", argv.get(1));
     }
 }
 

@@ -2,6 +2,7 @@
 //! LSET LINSERT LREM LTRIM LPOS, with Redis 7.0's argument order, error
 //! texts and null forms. The moving and blocking commands live in
 //! `list_block.rs`; both share the helpers here.
+use crate::config::{NOTIFY_GENERIC, NOTIFY_LIST};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::list::{Elem, End, Fill, List, Needle};
@@ -79,9 +80,37 @@ pub(crate) fn write_list<'c, 'a>(
     }
 }
 
+/// The event Redis names a push or pop at `end`.
+pub(crate) fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
+}
+pub(crate) fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    }
+}
+
+/// Finish an edit of the list at `key` that may have emptied it: delete it
+/// then, and send `event` followed by `del` (Redis's order, whatever the
+/// order of the work behind them).
+pub(crate) fn edited(ctx: &mut Ctx, key: &[u8], event: &str) {
+    let now = ctx.now;
+    let db = ctx.dbm();
+    db.drop_if_empty_list(key, now);
+    let deleted = db.find(key).is_none();
+    ctx.notify(NOTIFY_LIST, event, key);
+    if deleted {
+        ctx.notify(NOTIFY_GENERIC, "del", key);
+    }
+}
+
 /// Pop up to `count` elements from `end` of the list at `key` (which must
-/// exist), reply them as an array, delete the key if emptied. Returns the
-/// number popped.
+/// exist), reply them as an array, delete the key if emptied (with the
+/// events of that). Returns the number popped.
 pub(crate) fn pop_into_reply(ctx: &mut Ctx, key: &[u8], end: End, count: usize) -> usize {
     let now = ctx.now;
     let (db, r) = ctx.db_reply();
@@ -94,7 +123,7 @@ pub(crate) fn pop_into_reply(ctx: &mut Ctx, key: &[u8], end: End, count: usize) 
         }
         list.discard(end);
     }
-    db.drop_if_empty_list(key, now);
+    edited(ctx, key, pop_event(end));
     n
 }
 
@@ -145,6 +174,7 @@ fn push_generic(ctx: &mut Ctx, argv: &Argv, end: End, only_existing: bool) {
     }
     r.int(list.len() as i64);
     ctx.dirty(argv.len() as u64 - 2);
+    ctx.notify(NOTIFY_LIST, push_event(end), key);
 }
 
 fn lpush(ctx: &mut Ctx, argv: &Argv) {
@@ -186,8 +216,7 @@ fn pop_generic(ctx: &mut Ctx, argv: &Argv, end: End) {
                 reply_elem(r, e);
             }
             list.discard(end);
-            let now = ctx.now;
-            ctx.dbm().drop_if_empty_list(key, now);
+            edited(ctx, key, pop_event(end));
             ctx.dirty(1);
         }
         Some(0) => r.array(0),
@@ -355,6 +384,7 @@ fn lset(ctx: &mut Ctx, argv: &Argv) {
     list.set(i as usize, argv.get(3));
     r.ok();
     ctx.dirty(1);
+    ctx.notify(NOTIFY_LIST, "lset", argv.get(1));
 }
 
 fn linsert(ctx: &mut Ctx, argv: &Argv) {
@@ -376,6 +406,7 @@ fn linsert(ctx: &mut Ctx, argv: &Argv) {
     }
     r.int(list.len() as i64);
     ctx.dirty(1);
+    ctx.notify(NOTIFY_LIST, "linsert", argv.get(1));
 }
 
 fn lrem(ctx: &mut Ctx, argv: &Argv) {
@@ -389,8 +420,7 @@ fn lrem(ctx: &mut Ctx, argv: &Argv) {
     let removed = list.remove(argv.get(3), count);
     r.int(removed as i64);
     if removed > 0 {
-        let now = ctx.now;
-        ctx.dbm().drop_if_empty_list(key, now);
+        edited(ctx, key, "lrem");
         ctx.dirty(removed as u64);
     }
 }
@@ -411,8 +441,7 @@ fn ltrim(ctx: &mut Ctx, argv: &Argv) {
     }
     let removed = before - list.len();
     r.ok();
-    let now = ctx.now;
-    ctx.dbm().drop_if_empty_list(key, now);
+    edited(ctx, key, "ltrim");
     ctx.dirty(removed as u64);
     // Redis signals the key even when LTRIM kept every element: a WATCH on
     // it is broken all the same.

@@ -6,7 +6,8 @@
 //! touches one of its keys). Where blocking is not allowed (MULTI) they
 //! reply as on timeout. On a re-run, keys of another type are skipped as if
 //! empty: Redis 7.0 only wakes list waiters for list keys.
-use super::list::{fill, pop_into_reply, reply_elem};
+use super::list::{edited, fill, pop_event, pop_into_reply, push_event, reply_elem};
+use crate::config::NOTIFY_LIST;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::list::End;
@@ -103,9 +104,11 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Result
     }
     let v = db.get_list(src, now).ok().flatten().and_then(|l| l.pop(from)).expect("checked non-empty");
     db.list_or_create(dst, now).expect("checked type").push(to, &v, fill);
-    db.drop_if_empty_list(src, now);
     r.bulk(&v);
     ctx.dirty(2);
+    // Redis reports the push before the pop.
+    ctx.notify(NOTIFY_LIST, push_event(to), dst);
+    edited(ctx, src, pop_event(from));
     // BLMOVE / BRPOPLPUSH replay as their non-blocking form.
     ctx.replicate_as(&[b"LMOVE", src, dst, end_word(from), end_word(to)]);
     Ok(true)
@@ -184,7 +187,7 @@ fn bpop(ctx: &mut Ctx, argv: &Argv, end: End) {
             r.bulk(key);
             reply_elem(r, list.peek(end).expect("non-empty"));
             list.discard(end);
-            db.drop_if_empty_list(key, now);
+            edited(ctx, key, pop_event(end));
             ctx.dirty(1);
             ctx.modified(key);
             ctx.replicate_as(&[pop_word(end), key]);

@@ -5,6 +5,7 @@
 //! and convert as members are added, as in Redis).
 use crate::commands::hash::{parse_rand_count, EMPTY_SCAN};
 use crate::commands::keys::{parse_scan_cursor, parse_scan_opts};
+use crate::config::{NOTIFY_GENERIC, NOTIFY_SET};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::glob::glob_match;
@@ -58,6 +59,15 @@ fn lookup<'c>(ctx: &'c mut Ctx, key: &[u8], read: bool) -> Result<Option<&'c mut
     found.map_err(|e| ctx.r.error(e.message()))
 }
 
+/// Send `event` for `key`, then `del` if the edit emptied it: Redis's
+/// order, whichever happened first here.
+fn notify_removal(ctx: &mut Ctx, event: &str, key: &[u8], deleted: bool) {
+    ctx.notify(NOTIFY_SET, event, key);
+    if deleted {
+        ctx.notify(NOTIFY_GENERIC, "del", key);
+    }
+}
+
 fn reply_members(ctx: &mut Ctx, members: &[Vec<u8>], as_set: bool) {
     if as_set {
         ctx.r.set(members.len());
@@ -84,6 +94,9 @@ fn sadd(ctx: &mut Ctx, argv: &Argv) {
     let added = s.insert_many(&members, max);
     r.int(added as i64);
     ctx.dirty(added as u64);
+    if added > 0 {
+        ctx.notify(NOTIFY_SET, "sadd", key);
+    }
 }
 
 fn srem(ctx: &mut Ctx, argv: &Argv) {
@@ -97,9 +110,12 @@ fn srem(ctx: &mut Ctx, argv: &Argv) {
             break;
         }
     }
-    ctx.dbm().remove_if_empty(key, now);
+    let deleted = ctx.dbm().remove_if_empty(key, now);
     ctx.r.int(removed);
     ctx.dirty(removed as u64);
+    if removed > 0 {
+        notify_removal(ctx, "srem", key, deleted);
+    }
 }
 
 fn sismember(ctx: &mut Ctx, argv: &Argv) {
@@ -136,9 +152,10 @@ fn spop(ctx: &mut Ctx, argv: &Argv) {
     let mut rng = ctx.srv.keyspace.next_random();
     let Ok(found) = lookup(ctx, key, false) else { return };
     let Some(m) = found.and_then(|s| s.pop(&mut rng)) else { return ctx.r.null() };
-    ctx.dbm().remove_if_empty(key, now);
+    let deleted = ctx.dbm().remove_if_empty(key, now);
     ctx.r.bulk(&m);
     ctx.dirty(1);
+    notify_removal(ctx, "spop", key, deleted);
     // The member was chosen at random: replay removes that very one.
     ctx.replicate_as(&[b"SREM", key, &m]);
 }
@@ -168,6 +185,7 @@ fn spop_count(ctx: &mut Ctx, argv: &Argv) {
     };
     reply_members(ctx, &popped, true);
     ctx.dirty(1);
+    notify_removal(ctx, "spop", key, whole);
     if whole {
         ctx.replicate_as(&[b"DEL", key]);
     } else if ctx.replicating() {
@@ -223,7 +241,11 @@ fn smove(ctx: &mut Ctx, argv: &Argv) {
     if !s.remove(m) {
         return r.int(0);
     }
-    db.remove_if_empty(src, now);
+    let src_deleted = db.remove_if_empty(src, now);
+    r.int(1);
+    // Before creating `dst`, whose `new` event comes after these in Redis.
+    notify_removal(ctx, "srem", src, src_deleted);
+    let db = ctx.dbm();
     if !dst_found {
         db.set(dst, Value::Set(Set::for_member(m)), None, false, now);
     }
@@ -231,14 +253,14 @@ fn smove(ctx: &mut Ctx, argv: &Argv) {
         Ok(Some(d)) => d.insert(m, max),
         _ => false,
     };
-    r.int(1);
-    // As Redis: the destination counts as changed (for WATCH too) only if
-    // the member was new there.
+    // As Redis: the destination counts as changed (for WATCH and
+    // notifications too) only if the member was new there.
     ctx.modified(src);
     ctx.dirty(1);
     if added {
         ctx.modified(dst);
         ctx.dirty(1);
+        ctx.notify(NOTIFY_SET, "sadd", dst);
     }
 }
 
@@ -352,28 +374,31 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], op: Op, read: bool) -> Result<Set, 
     Ok(dst)
 }
 
-/// Store `set` at `dst` (deleting `dst` when empty) and reply its size.
-fn store(ctx: &mut Ctx, dst: &[u8], set: Set) {
+/// Store `set` at `dst` (deleting `dst` when empty) and reply its size;
+/// `event` is the storing command's.
+fn store(ctx: &mut Ctx, dst: &[u8], set: Set, event: &str) {
     let n = set.len();
     if n == 0 {
         if ctx.dbm().remove(dst).is_some() {
             ctx.dirty(1);
+            ctx.notify(NOTIFY_GENERIC, "del", dst);
         }
     } else {
         let now = ctx.now;
         ctx.dbm().set(dst, Value::Set(set), None, false, now);
         ctx.dirty(1);
+        ctx.notify(NOTIFY_SET, event, dst);
     }
     ctx.r.int(n as i64);
 }
 
-fn store_members(ctx: &mut Ctx, dst: &[u8], members: Vec<Vec<u8>>) {
+fn sinter_store(ctx: &mut Ctx, dst: &[u8], members: Vec<Vec<u8>>) {
     let max = max_intset(ctx);
     let mut set = Set::new_intset();
     members.iter().for_each(|m| {
         set.insert(m, max);
     });
-    store(ctx, dst, set);
+    store(ctx, dst, set, "sinterstore");
 }
 
 fn keys_from<'a>(argv: &Argv<'a>, from: usize) -> Vec<&'a [u8]> {
@@ -405,7 +430,7 @@ fn sinter(ctx: &mut Ctx, argv: &Argv) {
 
 fn sinterstore(ctx: &mut Ctx, argv: &Argv) {
     if let Ok(res) = intersect(ctx, &keys_from(argv, 2), false, 0) {
-        store_members(ctx, argv.get(1), res.unwrap_or_default());
+        sinter_store(ctx, argv.get(1), res.unwrap_or_default());
     }
 }
 
@@ -444,7 +469,7 @@ fn sunion(ctx: &mut Ctx, argv: &Argv) {
 
 fn sunionstore(ctx: &mut Ctx, argv: &Argv) {
     if let Ok(set) = union_diff(ctx, &keys_from(argv, 2), Op::Union, false) {
-        store(ctx, argv.get(1), set);
+        store(ctx, argv.get(1), set, "sunionstore");
     }
 }
 
@@ -456,6 +481,6 @@ fn sdiff(ctx: &mut Ctx, argv: &Argv) {
 
 fn sdiffstore(ctx: &mut Ctx, argv: &Argv) {
     if let Ok(set) = union_diff(ctx, &keys_from(argv, 2), Op::Diff, false) {
-        store(ctx, argv.get(1), set);
+        store(ctx, argv.get(1), set, "sdiffstore");
     }
 }

@@ -6,9 +6,7 @@
 //!
 //! Lex ranges assume all members share one score (as Redis documents); with
 //! mixed scores the answer is defined by our search, not Redis's scan.
-use crate::commands::zset::{
-    drop_if_empty, limits, read_zset, reply_items, store_result, write_zset, zset_from_sorted,
-};
+use crate::commands::zset::{limits, read_zset, removed, reply_items, store_result, write_zset, zset_from_sorted};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::numeric::parse_i64;
@@ -267,7 +265,7 @@ fn range_generic(ctx: &mut Ctx, argv: &Argv, at: usize, kind: Kind, rev: Option<
                 sorted.reverse();
             }
             let z = zset_from_sorted(&sorted, limits(ctx));
-            store_result(ctx, dst, z);
+            store_result(ctx, dst, z, "zrangestore");
         }
         None => reply_items(&mut ctx.r, &items, q.withscores),
     }
@@ -334,7 +332,7 @@ fn zlexcount(ctx: &mut Ctx, argv: &Argv) {
     count_generic(ctx, argv, true);
 }
 
-fn remrange_generic(ctx: &mut Ctx, argv: &Argv, sel: Sel) {
+fn remrange_generic(ctx: &mut Ctx, argv: &Argv, sel: Sel, event: &str) {
     let key = argv.get(1);
     let n = match write_zset(ctx, key) {
         Err(e) => return ctx.r.error(e.message()),
@@ -348,7 +346,7 @@ fn remrange_generic(ctx: &mut Ctx, argv: &Argv, sel: Sel) {
         }
     };
     if n > 0 {
-        drop_if_empty(ctx, key);
+        removed(ctx, key, event);
         ctx.dirty(n as u64);
     }
     ctx.r.int(n as i64);
@@ -356,19 +354,19 @@ fn remrange_generic(ctx: &mut Ctx, argv: &Argv, sel: Sel) {
 
 fn zremrangebyrank(ctx: &mut Ctx, argv: &Argv) {
     match (parse_i64(argv.get(2)), parse_i64(argv.get(3))) {
-        (Some(s), Some(e)) => remrange_generic(ctx, argv, Sel::Ranks(s, e)),
+        (Some(s), Some(e)) => remrange_generic(ctx, argv, Sel::Ranks(s, e), "zremrangebyrank"),
         _ => ctx.not_integer(),
     }
 }
 fn zremrangebyscore(ctx: &mut Ctx, argv: &Argv) {
     match parse_by(argv, false) {
-        Ok(r) => remrange_generic(ctx, argv, Sel::By(r)),
+        Ok(r) => remrange_generic(ctx, argv, Sel::By(r), "zremrangebyscore"),
         Err(e) => ctx.r.error(e),
     }
 }
 fn zremrangebylex(ctx: &mut Ctx, argv: &Argv) {
     match parse_by(argv, true) {
-        Ok(r) => remrange_generic(ctx, argv, Sel::By(r)),
+        Ok(r) => remrange_generic(ctx, argv, Sel::By(r), "zremrangebylex"),
         Err(e) => ctx.r.error(e),
     }
 }

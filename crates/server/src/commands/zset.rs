@@ -3,6 +3,7 @@
 //! share (lookups, the listpack limits, reply shapes, storing results).
 //! Ranges live in `zrange.rs`; set algebra and pops in `zsetops.rs`.
 use crate::commands::keys::{parse_scan_cursor, parse_scan_opts};
+use crate::config::{NOTIFY_GENERIC, NOTIFY_ZSET};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
 use crate::engine::glob::glob_match;
@@ -58,11 +59,23 @@ pub(crate) fn write_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c 
     ctx.srv.keyspace.dbs[ctx.db].get_zset(key, now)
 }
 
-/// Remove `key` if its sorted set became empty.
-pub(crate) fn drop_if_empty(ctx: &mut Ctx, key: &[u8]) {
+/// Remove `key` if its sorted set became empty; true if it did.
+pub(crate) fn drop_if_empty(ctx: &mut Ctx, key: &[u8]) -> bool {
     let now = ctx.now;
     if matches!(ctx.dbm().get_zset(key, now), Ok(Some(z)) if z.is_empty()) {
         ctx.dbm().remove(key);
+        return true;
+    }
+    false
+}
+
+/// After removing members of the set at `key`: delete it if emptied, and
+/// send `event` then `del` (Redis's order).
+pub(crate) fn removed(ctx: &mut Ctx, key: &[u8], event: &str) {
+    let deleted = drop_if_empty(ctx, key);
+    ctx.notify(NOTIFY_ZSET, event, key);
+    if deleted {
+        ctx.notify(NOTIFY_GENERIC, "del", key);
     }
 }
 
@@ -83,17 +96,20 @@ pub(crate) fn reply_items(r: &mut Reply, items: &[(f64, Vec<u8>)], withscores: b
 
 /// Store a result set at `dst` (deleting `dst` when it is empty) and reply
 /// its length, re-picking the encoding as Redis does for new results.
-pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], mut z: ZSet) {
+/// `event` is the storing command's.
+pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], mut z: ZSet, event: &str) {
     let n = z.len();
     if n == 0 {
         if ctx.dbm().remove(dst).is_some() {
             ctx.dirty(1);
+            ctx.notify(NOTIFY_GENERIC, "del", dst);
         }
     } else {
         z.shrink_if_fits(limits(ctx));
         let now = ctx.now;
         ctx.dbm().set(dst, Value::ZSet(Box::new(z)), None, false, now);
         ctx.dirty(1);
+        ctx.notify(NOTIFY_ZSET, event, dst);
     }
     ctx.r.int(n as i64);
 }
@@ -218,6 +234,7 @@ fn zadd_generic(ctx: &mut Ctx, argv: &Argv, f: AddFlags, at: usize) {
     drop_if_empty(ctx, key);
     if added + updated > 0 {
         ctx.dirty((added + updated) as u64);
+        ctx.notify(NOTIFY_ZSET, if f.incr { "zincr" } else { "zadd" }, key);
     }
     if nan {
         return ctx.r.error("ERR resulting score is not a number (NaN)");
@@ -248,7 +265,7 @@ fn zrem(ctx: &mut Ctx, argv: &Argv) {
         Ok(Some(z)) => argv.iter_from(2).filter(|m| z.remove(m)).count(),
     };
     if n > 0 {
-        drop_if_empty(ctx, key);
+        removed(ctx, key, "zrem");
         ctx.dirty(n as u64);
     }
     ctx.r.int(n as i64);

@@ -6,7 +6,7 @@
 //! This branch has no set type, so any non-zset input is WRONGTYPE.
 use std::collections::HashMap;
 
-use crate::commands::zset::{drop_if_empty, limits, reply_items, store_result, write_zset};
+use crate::commands::zset::{limits, removed, reply_items, store_result, write_zset};
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::numeric::{parse_f64, parse_i64};
@@ -241,7 +241,12 @@ fn setop_generic(ctx: &mut Ctx, argv: &Argv, op: Op, store: bool) {
     let items = sorted(compute(srcs, op, o.agg));
     if store {
         let z = crate::commands::zset::zset_from_sorted(&items, limits(ctx));
-        store_result(ctx, argv.get(1), z);
+        let event = match op {
+            Op::Union => "zunionstore",
+            Op::Inter => "zinterstore",
+            Op::Diff => "zdiffstore",
+        };
+        store_result(ctx, argv.get(1), z, event);
     } else {
         reply_items(&mut ctx.r, &items, o.withscores);
     }
@@ -298,7 +303,7 @@ fn pop_items(ctx: &mut Ctx, key: &[u8], count: usize, max: bool) -> Vec<(f64, Ve
     } else {
         z.remove_range(0, take);
     }
-    drop_if_empty(ctx, key);
+    removed(ctx, key, if max { "zpopmax" } else { "zpopmin" });
     ctx.dirty(take as u64);
     if ctx.replicating() {
         // One form for ZPOPMIN/ZMPOP/BZPOPMIN/BZMPOP: blocking pops replay
