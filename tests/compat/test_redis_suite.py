@@ -20,7 +20,8 @@ SUITE = REPO.parent / "shared" / "redis-tests" / "run-suite.sh"
 PASSING = [
     "unit/protocol", "unit/type/incr", "unit/type/list-2", "unit/type/list-3", "unit/info-command",
     "unit/bitfield", "unit/scan", "unit/hyperloglog", "unit/quit", "unit/functions", "unit/geo", "unit/sort",
-    "unit/dump", "unit/bitops", "unit/type/set", "unit/type/zset", "unit/slowlog",
+    "unit/dump", "unit/bitops", "unit/type/set", "unit/type/zset", "unit/slowlog", "unit/type/list",
+    "unit/type/hash", "unit/expire", "unit/querybuf", "unit/introspection",
 ]
 
 
@@ -43,10 +44,17 @@ PARTIAL = {
         "reject script do not cause a Lua stack leak": "maxmemory",
         "Consistent eval error reporting": "maxmemory",
     },
+    "unit/pubsub": {"Keyspace notifications: stream events test": "streams"},
     "unit/other": {
         "RESET clears client state": "client tracking",
         "RESET clears authenticated state": "ACL",
     },
+}
+
+
+# unit -> (tests the suite itself skips on Volley, why)
+NOT_RUN = {
+    "unit/type/string": (1, "'trim on SET with big value' runs only when mem_allocator is jemalloc"),
 }
 
 
@@ -73,7 +81,7 @@ def test_units_that_pass_keep_passing():
 
 
 def test_partial_units_fail_only_what_they_lack():
-    units = sorted(PARTIAL)
+    units = sorted(set(PARTIAL) | set(NOT_RUN))
     run = subprocess.run([str(SUITE), "--server", volley_bin(), *units], cwd=REPO, capture_output=True,
                          text=True, timeout=1500)
     table = run.stdout[-6000:] + run.stderr[-2000:]
@@ -81,10 +89,11 @@ def test_partial_units_fail_only_what_they_lack():
     rows = {line.split()[0]: line.split() for line in run.stdout.splitlines() if line.startswith("unit/")}
     for unit in units:
         assert unit in rows, table
-        allowed = set(PARTIAL[unit])
+        allowed = set(PARTIAL.get(unit, {}))
         got = failed.get(unit, set())
         assert got <= allowed, f"{unit}: unexpected failures {sorted(got - allowed)}\n{table}"
         assert got == allowed, f"{unit}: now passing, drop from PARTIAL: {sorted(allowed - got)}\n{table}"
         # Columns: UNIT STATUS PASSED FAILED NOT_RUN ...: every test ran.
         not_run = rows[unit][4]
-        assert not_run == "0", f"{unit}: tests did not run\n{table}"
+        expected = NOT_RUN.get(unit, (0, ""))[0]
+        assert not_run == str(expected), f"{unit}: {not_run} tests did not run, expected {expected}\n{table}"

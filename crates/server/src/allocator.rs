@@ -138,6 +138,16 @@ pub fn rss_bytes() -> u64 {
     pages * page
 }
 
+/// The allocator as INFO's `mem_allocator` names it (`mimalloc-3.3.2`).
+pub fn name() -> String {
+    extern "C" {
+        fn mi_version() -> libc::c_int;
+    }
+    // SAFETY: returns a constant.
+    let v = unsafe { mi_version() };
+    format!("mimalloc-{}.{}.{}", v / 10000, v / 100 % 100, v % 100)
+}
+
 #[cfg(test)]
 mod tests {
     extern "C" {

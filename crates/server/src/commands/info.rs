@@ -210,7 +210,7 @@ fn memory(srv: &Server, s: &mut Section) {
     s.field("maxmemory_policy", &srv.config.maxmemory_policy);
     let frag = if used > 0 { rss as f64 / used as f64 } else { 0.0 };
     s.field("mem_fragmentation_ratio", format!("{frag:.2}"));
-    s.field("mem_allocator", "libc");
+    s.field("mem_allocator", crate::allocator::name());
     s.zeros(&["active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects"]);
 }
 
