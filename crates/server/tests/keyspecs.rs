@@ -257,9 +257,7 @@ fn docs_of(f: Frame) -> Frame {
 /// flags and categories, their subcommand lists). Their key specs and tips
 /// are still compared; an entry that starts matching fails the test, so the
 /// list only shrinks.
-const SPEC_DIFFS: &[(&str, &str)] = &[
-    ("client", "7.0's subcommands not all there; 7.2's setinfo is"),
-];
+const SPEC_DIFFS: &[(&str, &str)] = &[("client", "7.0's subcommands not all there; 7.2's setinfo is")];
 
 fn decode(bytes: &[u8]) -> Frame {
     resp::decode_frame(bytes).expect("valid RESP").expect("a whole reply").0

@@ -76,7 +76,14 @@ fn getname(ctx: &mut Ctx, _argv: &Argv) {
 /// `cmd` is the full name of the client's last command; `argv_mem` the
 /// size of the arguments of the command it is running (only the caller
 /// runs one).
-fn client_line(c: &ClientInfo, blocked: bool, subs: (usize, usize, usize), cmd: &str, argv_mem: usize, now_ms: i64) -> String {
+fn client_line(
+    c: &ClientInfo,
+    blocked: bool,
+    subs: (usize, usize, usize),
+    cmd: &str,
+    argv_mem: usize,
+    now_ms: i64,
+) -> String {
     // Redis's flag letters, in its order: O monitor, P subscribed,
     // x MULTI, b blocked, d WATCH touched, c closing, e no-evict.
     let mut flags = String::new();

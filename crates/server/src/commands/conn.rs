@@ -22,7 +22,17 @@ static SPECS: [CommandSpec; 7] = [
         "Returns the server's liveliness response.",
         ["fast", "connection"]
     ),
-    spec!("echo", 2, LOADING | STALE | FAST, NONE, echo, "connection", "1.0.0", "Returns the given string.", ["fast", "connection"]),
+    spec!(
+        "echo",
+        2,
+        LOADING | STALE | FAST,
+        NONE,
+        echo,
+        "connection",
+        "1.0.0",
+        "Returns the given string.",
+        ["fast", "connection"]
+    ),
     spec!(
         "quit",
         -1,

@@ -61,6 +61,11 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
         ("quicklist-packed-threshold", 3) => packed_threshold(ctx, argv.get(2)),
         ("populate", 3..=5) => populate(ctx, argv),
         ("stringmatch-test", 2) => stringmatch_test(ctx),
+        ("change-repl-id", 2) => {
+            crate::log_at!(Warning, "Changing replication IDs after receiving DEBUG change-repl-id");
+            ctx.srv.change_replid();
+            ctx.r.ok();
+        }
         _ => {
             let name = String::from_utf8_lossy(argv.get(1)).into_owned();
             ctx.r.error(&format!("ERR unknown subcommand or wrong number of arguments for '{name}'. Try DEBUG HELP."));
@@ -69,6 +74,9 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
 }
 
 const HELP: &[&str] = &[
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",

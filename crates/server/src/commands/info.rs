@@ -261,8 +261,7 @@ fn stats(srv: &Server, s: &mut Section) {
 }
 
 fn replication(srv: &Server, s: &mut Section) {
-    // A replication id distinct from the run id, stable for the process.
-    let replid: String = srv.run_id.chars().rev().collect();
+    let replid = &srv.replid;
     s.field("role", "master");
     s.field("connected_slaves", 0);
     s.field("master_failover_state", "no-failover");

@@ -294,6 +294,9 @@ pub struct Server {
     pub started: Instant,
     pub start_unix_ms: i64,
     pub run_id: String,
+    /// The replication id INFO reports (`master_replid`); DEBUG
+    /// CHANGE-REPL-ID draws a new one.
+    pub replid: String,
     /// Changes since the last save.
     pub dirty: u64,
     /// What the running command changed, on its way to AOF, WATCH, ...
@@ -362,6 +365,7 @@ impl Server {
             started: Instant::now(),
             start_unix_ms: now,
             run_id: make_run_id(now),
+            replid: make_run_id(now.wrapping_mul(31).wrapping_add(7)),
             dirty: 0,
             changes: Default::default(),
             denials: Default::default(),
@@ -407,6 +411,12 @@ fn make_run_id(seed: i64) -> String {
 }
 
 impl Server {
+    /// A fresh replication id (DEBUG CHANGE-REPL-ID).
+    pub fn change_replid(&mut self) {
+        let seed = unix_ms() ^ (self.replid.len() as i64) ^ (self.stats.commands_processed as i64).rotate_left(17);
+        self.replid = make_run_id(seed ^ i64::from_str_radix(&self.replid[..12], 16).unwrap_or(0));
+    }
+
     /// Drop every WATCH of client `cid` (EXEC, DISCARD, UNWATCH, RESET, close).
     pub fn unwatch_all(&mut self, cid: usize) {
         let Some(c) = self.clients.get_mut(cid) else { return };
