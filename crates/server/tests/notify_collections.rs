@@ -38,14 +38,7 @@ impl Watch {
         self.cmd.cmd(&["PUBLISH", MARK, "x"]);
         let mut got = Vec::new();
         loop {
-            let Frame::Array(parts) = self.sub.read_frame() else { panic!("not a message") };
-            let text: Vec<String> = parts
-                .iter()
-                .map(|p| match p {
-                    Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-                    other => format!("{other:?}"),
-                })
-                .collect();
+            let text = self.sub.read_message();
             if text[0] == "message" && text[1] == MARK {
                 return got;
             }

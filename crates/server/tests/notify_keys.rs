@@ -4,7 +4,7 @@
 //! result is empty, and writes that change nothing.
 mod common;
 
-use common::{Client, Frame, TestServer};
+use common::{Client, TestServer};
 
 const MARKER: &str = "notify-keys-marker";
 
@@ -30,14 +30,7 @@ impl Events {
         self.cmd.cmd(&["PUBLISH", MARKER, "end"]);
         let mut got = Vec::new();
         loop {
-            let Frame::Array(parts) = self.sub.read_frame() else { panic!("not a message") };
-            let text: Vec<String> = parts
-                .iter()
-                .map(|p| match p {
-                    Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-                    other => panic!("unexpected part {other:?}"),
-                })
-                .collect();
+            let text = self.sub.read_message();
             if text[0] == "message" && text[1] == MARKER {
                 return got;
             }

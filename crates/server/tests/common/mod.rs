@@ -175,6 +175,18 @@ impl Client {
         self.buf.extend_from_slice(&chunk[..n]);
     }
 
+    /// The next Pub/Sub message (or any array of bulks), as text parts.
+    pub fn read_message(&mut self) -> Vec<String> {
+        let Frame::Array(parts) = self.read_frame() else { panic!("not a message") };
+        parts
+            .iter()
+            .map(|p| match p {
+                Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
     /// True if the server closed the connection (after any pending replies).
     pub fn is_closed(&mut self) -> bool {
         let mut chunk = [0u8; 1024];
