@@ -45,10 +45,8 @@ PARTIAL = {
         "Consistent eval error reporting": "maxmemory",
     },
     "unit/pubsub": {"Keyspace notifications: stream events test": "streams"},
-    "unit/other": {
-        "RESET clears client state": "client tracking",
-        "RESET clears authenticated state": "ACL",
-    },
+    "unit/other": {"RESET clears authenticated state": "ACL"},
+    "unit/tracking": {"Tracking invalidation message of eviction keys should be before response": "maxmemory"},
 }
 
 

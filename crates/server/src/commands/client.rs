@@ -8,17 +8,19 @@ use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::numeric::parse_i64;
 use crate::server::pause::PauseKind;
+use crate::server::tracking::TrackingClient;
 use crate::server::{ClientInfo, ReplyMode};
 use crate::spec;
 
 use super::conn::valid_client_name;
+use super::tracking;
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
 const PLAIN: u32 = NOSCRIPT | LOADING | STALE;
 const ADMIN_FLAGS: u32 = ADMIN | NOSCRIPT | LOADING | STALE;
 
 #[rustfmt::skip]
-static SUBS: [CommandSpec; 13] = [
+static SUBS: [CommandSpec; 17] = [
     spec!("id", 2, PLAIN, NONE, id, "connection", "5.0.0", "Returns the unique client ID of the connection.", ["slow", "connection"]),
     spec!("setname", 3, PLAIN, NONE, setname, "connection", "2.6.9", "Sets the connection name.", ["slow", "connection"]),
     spec!("getname", 2, PLAIN, NONE, getname, "connection", "2.6.9", "Returns the name of the connection.", ["slow", "connection"]),
@@ -31,6 +33,10 @@ static SUBS: [CommandSpec; 13] = [
     spec!("pause", -3, ADMIN_FLAGS, NONE, pause, "connection", "2.9.50", "Stop processing commands from clients for some time", ["admin", "slow", "dangerous", "connection"]),
     spec!("unpause", 2, ADMIN_FLAGS, NONE, unpause, "connection", "6.2.0", "Resume processing of clients that were paused", ["admin", "slow", "dangerous", "connection"]),
     spec!("unblock", -3, ADMIN_FLAGS, NONE, unblock, "connection", "5.0.0", "Unblock a client blocked in a blocking command from a different connection", ["admin", "slow", "dangerous", "connection"]),
+    spec!("tracking", -3, PLAIN, NONE, tracking::tracking, "connection", "6.0.0", "Enable or disable server assisted client side caching support", ["slow", "connection"]),
+    spec!("caching", 3, PLAIN, NONE, tracking::caching, "connection", "6.0.0", "Instruct the server about tracking or not keys in the next request", ["slow", "connection"]),
+    spec!("getredir", 2, PLAIN, NONE, tracking::getredir, "connection", "6.0.0", "Get tracking notifications redirection client ID if any", ["slow", "connection"]),
+    spec!("trackinginfo", 2, PLAIN, NONE, tracking::trackinginfo, "connection", "6.2.0", "Return information about server assisted client side caching for the current connection", ["slow", "connection"]),
     spec!("help", 2, LOADING | STALE, NONE, help, "connection", "5.0.0", "Returns helpful text about the different subcommands.", ["slow", "connection"]),
 ];
 
@@ -76,22 +82,20 @@ fn getname(ctx: &mut Ctx, _argv: &Argv) {
 /// `cmd` is the full name of the client's last command; `argv_mem` the
 /// size of the arguments of the command it is running (only the caller
 /// runs one).
-fn client_line(
-    c: &ClientInfo,
-    blocked: bool,
-    subs: (usize, usize, usize),
-    cmd: &str,
-    argv_mem: usize,
-    now_ms: i64,
-) -> String {
-    // Redis's flag letters, in its order: O monitor, P subscribed,
-    // x MULTI, b blocked, d WATCH touched, c closing, e no-evict.
+fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, now_ms: i64) -> String {
+    let (blocked, subs, trk) = (state.blocked, state.subs, state.tracking.as_ref());
+    // Redis's flag letters, in its order: O monitor, P subscribed, x MULTI,
+    // b blocked, t tracking (R its redirect is gone, B broadcast),
+    // d WATCH touched, c closing, e no-evict.
     let mut flags = String::new();
     for (on, letter) in [
         (c.monitor, 'O'),
         (c.pubsub, 'P'),
         (c.tx.is_some(), 'x'),
         (blocked, 'b'),
+        (trk.is_some(), 't'),
+        (trk.is_some_and(|t| t.broken_redirect), 'R'),
+        (trk.is_some_and(|t| t.bcast), 'B'),
         (c.watch_touched, 'd'),
         (c.close_after_reply, 'c'),
         (c.no_evict, 'e'),
@@ -116,7 +120,7 @@ fn client_line(
         s,
         "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem=0 rbs={} rbp={} obl={obl} oll={oll} omem={omem} \
-         tot-mem={} events={events} cmd={cmd} user=default redir=-1 resp={}",
+         tot-mem={} events={events} cmd={cmd} user=default redir={} resp={}",
         c.id,
         c.addr,
         c.laddr,
@@ -133,9 +137,18 @@ fn client_line(
         b.out_cap,
         b.out_cap,
         b.total + argv_mem,
+        trk.map_or(-1, |t| t.redirect as i64),
         c.resp,
     );
     s
+}
+
+/// What a CLIENT LIST line shows beyond the client record.
+struct LineState {
+    blocked: bool,
+    /// Channel, pattern and shard subscriptions.
+    subs: (usize, usize, usize),
+    tracking: Option<TrackingClient>,
 }
 
 /// Redis's reply chunk size, by which CLIENT LIST splits pending output.
@@ -145,12 +158,14 @@ const REPLY_CHUNK: usize = 16 << 10;
 /// command and counts its arguments.
 fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) -> String {
     let subs = ctx.srv.pubsub.subs(slot).map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
+    let tracking = ctx.srv.tracking.client(slot).cloned();
     if slot == ctx.cid {
         let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
-        return client_line(c, false, subs, current, argv_mem, ctx.now);
+        return client_line(c, &LineState { blocked: false, subs, tracking }, current, argv_mem, ctx.now);
     }
     let cmd = c.last_cmd.map_or("NULL", |id| ctx.reg.full_name(id));
-    client_line(c, ctx.srv.blocking.is_blocked(slot), subs, cmd, 0, ctx.now)
+    let blocked = ctx.srv.blocking.is_blocked(slot);
+    client_line(c, &LineState { blocked, subs, tracking }, cmd, 0, ctx.now)
 }
 
 /// A client type name, as CLIENT LIST TYPE and CLIENT KILL TYPE take it:

@@ -163,7 +163,8 @@ fn clients(srv: &Server, s: &mut Section) {
     s.field("client_recent_max_input_buffer", max_in);
     s.field("client_recent_max_output_buffer", max_out);
     s.field("blocked_clients", srv.blocking.count());
-    s.zeros(&["tracking_clients", "clients_in_timeout_table"]);
+    s.field("tracking_clients", srv.tracking.client_count());
+    s.field("clients_in_timeout_table", 0);
 }
 
 /// Bytes as Redis prints them for humans: `512B`, `894.95K`, `1.50M`.
@@ -250,7 +251,10 @@ fn stats(srv: &Server, s: &mut Section) {
     s.zeros(&["latest_fork_usec", "total_forks"]);
     s.zeros(&["migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses"]);
     s.zeros(&["active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time"]);
-    s.zeros(&["current_active_defrag_time", "tracking_total_keys", "tracking_total_items", "tracking_total_prefixes"]);
+    s.field("current_active_defrag_time", 0);
+    s.field("tracking_total_keys", srv.tracking.total_keys());
+    s.field("tracking_total_items", srv.tracking.total_items());
+    s.field("tracking_total_prefixes", srv.tracking.total_prefixes());
     s.field("unexpected_error_replies", 0);
     s.field("total_error_replies", st.error_replies);
     s.field("dump_payload_sanitizations", 0);

@@ -538,6 +538,7 @@ fn flushdb(ctx: &mut Ctx, argv: &Argv) {
     let n = old.0.len();
     dispose(old, n, lazy);
     ctx.dirty(n as u64);
+    ctx.srv.tracking_flush();
     ctx.r.ok();
 }
 
@@ -551,6 +552,7 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     dispose(old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
+    ctx.srv.tracking_flush();
     crate::persistence::after_flushall(ctx.srv);
     if ctx.replicating() {
         // The save above may leave the change counter where it was: the

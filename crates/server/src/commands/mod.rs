@@ -29,6 +29,7 @@ pub mod slowlog;
 pub mod sort;
 pub mod string;
 pub mod swapdb;
+mod tracking;
 pub mod tx;
 pub mod zrange;
 pub mod zset;

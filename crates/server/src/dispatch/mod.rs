@@ -171,7 +171,7 @@ impl<'a> Ctx<'a> {
     /// [`Ctx::modified`] for a key of database `db` (COPY ... DB n, MOVE).
     pub fn modified_in(&mut self, db: usize, key: &[u8]) {
         let wanted = self.srv.wants_keys();
-        self.srv.changes.modified(db, key, wanted);
+        self.srv.changes.modified(db, key, wanted, self.cid);
     }
 
     /// A keyspace event (`notify-keyspace-events`): `class` is one of
@@ -230,6 +230,9 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
     crate::server::changes::publish(ctx.srv);
+    if ctx.srv.tracking.active() {
+        end_caching_window(&mut ctx, argv);
+    }
     let errors = ctx.r.errors as u64;
     ctx.srv.stats.error_replies += errors;
     if errors > 0 {
@@ -397,11 +400,14 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     if !ctx.srv.pubsub.monitors.is_empty() && spec.flags & (flags::SKIP_MONITOR | flags::ADMIN) == 0 {
         feed_monitors(ctx, argv);
     }
+    if ctx.srv.tracking.active() {
+        remember_read_keys(ctx, spec, argv);
+    }
     let moved = ctx.srv.dirty != dirty_before;
     let said = changes::end_command(ctx.srv, db, argv.iter_from(0), moved, outer);
     if !said && moved && ctx.srv.wants_keys() {
         for pos in written_keys(spec, argv) {
-            ctx.srv.changes.touch(ctx.db, argv.get(pos));
+            ctx.srv.changes.touch(ctx.db, argv.get(pos), ctx.cid);
         }
     }
     if blocked_now(ctx) {
@@ -431,6 +437,44 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
             spent,
         };
         srv.command_was_slow(ctx.cid, call);
+    }
+}
+
+/// Client-side caching: a tracking client (default mode) may now cache
+/// the keys this read command read, unless OPTIN/OPTOUT and CLIENT
+/// CACHING say otherwise. As in Redis, a script that read anything makes
+/// its caller track the keys the script declared (a read-only script
+/// command by itself does not).
+#[cold]
+fn remember_read_keys(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) {
+    let read = spec.flags & flags::READONLY != 0;
+    if ctx.from_script {
+        ctx.srv.tracking.script_read |= read;
+        return;
+    }
+    let script_read = std::mem::take(&mut ctx.srv.tracking.script_read);
+    if !script_read && (!read || matches!(spec.name, "eval_ro" | "evalsha_ro" | "fcall_ro")) {
+        return;
+    }
+    let Some(t) = ctx.srv.tracking.client(ctx.cid) else { return };
+    if t.bcast || (t.optin && !t.caching) || (t.optout && t.caching) || spec.flags & flags::PUBSUB != 0 {
+        return;
+    }
+    let Some(id) = ctx.srv.clients.get(ctx.cid).map(|c| c.id) else { return };
+    let keys = keys::key_positions(spec, argv.len(), |i| argv.get(i));
+    ctx.srv.tracking.remember(id, keys.into_iter().map(|p| argv.get(p).to_vec()));
+}
+
+/// CLIENT CACHING applies to the one command after it (CLIENT commands
+/// and a MULTI block's queueing aside, as in Redis).
+#[cold]
+fn end_caching_window(ctx: &mut Ctx, argv: &Argv) {
+    let in_multi = ctx.srv.clients.get(ctx.cid).is_some_and(|c| c.tx.is_some());
+    if in_multi || argv.get(0).eq_ignore_ascii_case(b"client") {
+        return;
+    }
+    if let Some(t) = ctx.srv.tracking.client_mut(ctx.cid) {
+        t.caching = false;
     }
 }
 

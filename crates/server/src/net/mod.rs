@@ -139,6 +139,7 @@ impl EventLoop {
                 }
             }
             self.expire_blocked(now);
+            self.srv.tracking_end_of_turn();
             self.deliver_pushes();
             if Instant::now() >= self.next_cron {
                 self.cron(now);
@@ -571,6 +572,7 @@ impl EventLoop {
             self.srv.blocking.unblock(slot);
             self.srv.unwatch_all(slot);
             self.srv.pubsub.drop_client(slot);
+            self.srv.tracking.disable(slot);
             // The slot may be reused: held positions belong to this connection.
             self.held.retain(|&(s, _)| s != slot);
             let info = self.srv.clients.remove(slot);

@@ -16,7 +16,8 @@
 //! has finished, to its consumers in this fixed order:
 //! 1. the AOF (`persistence` installs [`Consumers::aof`]);
 //! 2. the replication backlog and replicas (to come, same bytes);
-//! 3. keyspace notifications and tracking invalidations (to come, the keys);
+//! 3. tracking invalidations (`tracking`; keyspace notifications are sent
+//!    by the handlers themselves, see `notify`);
 //! 4. WATCH and clients blocked on keys (here, in the server layer).
 //!
 //! A consumer that is off costs one branch: nothing is encoded unless a
@@ -49,6 +50,8 @@ struct Touched {
     db: usize,
     key: Vec<u8>,
     expired: bool,
+    /// The client whose command changed it (None: expiry).
+    by: Option<usize>,
 }
 
 /// The stream's state between hand-offs.
@@ -126,17 +129,17 @@ impl Changes {
     /// The running handler changed `key` of `db`; `wanted` says whether
     /// anyone listens for keys (see [`Server::wants_keys`]).
     #[inline]
-    pub fn modified(&mut self, db: usize, key: &[u8], wanted: bool) {
+    pub fn modified(&mut self, db: usize, key: &[u8], wanted: bool, by: usize) {
         self.said = true;
         if wanted {
-            self.touch(db, key);
+            self.touch(db, key, by);
         }
     }
 
     /// A key argument of a write whose handler did not name the keys it
     /// changed: assumed changed (see `dispatch::call`).
-    pub fn touch(&mut self, db: usize, key: &[u8]) {
-        self.touched.push(Touched { db, key: key.to_vec(), expired: false });
+    pub fn touch(&mut self, db: usize, key: &[u8], by: usize) {
+        self.touched.push(Touched { db, key: key.to_vec(), expired: false, by: Some(by) });
     }
 
     /// Start a command: the translation of an enclosing command (EXEC) is
@@ -217,13 +220,14 @@ impl Server {
     /// blocked on keys): otherwise keys are not even copied.
     #[inline]
     pub fn wants_keys(&self) -> bool {
-        self.blocking.any_waiters() || !self.watches.is_empty()
+        self.blocking.any_waiters() || !self.watches.is_empty() || self.tracking.active()
     }
 
     /// Whether deleted expired keys must be collected (`Db::track_expired`).
     #[inline]
     pub fn wants_expired(&self) -> bool {
         !self.watches.is_empty()
+            || self.tracking.active()
             || self.changes.replaying()
             || self.config.notify_keyspace_events & crate::config::NOTIFY_EXPIRED != 0
     }
@@ -284,7 +288,7 @@ pub fn collect_expired(srv: &mut Server) {
 
 #[cold]
 fn collect_expired_keys(srv: &mut Server) {
-    let watching = !srv.watches.is_empty();
+    let watching = !srv.watches.is_empty() || srv.tracking.active();
     for i in 0..srv.keyspace.dbs.len() {
         if srv.keyspace.dbs[i].expired_log.is_empty() {
             continue;
@@ -295,7 +299,7 @@ fn collect_expired_keys(srv: &mut Server) {
                 srv.changes.replay(i, &[b"DEL", &key]);
             }
             if watching {
-                srv.changes.touched.push(Touched { db: i, key, expired: true });
+                srv.changes.touched.push(Touched { db: i, key, expired: true, by: None });
             }
         }
     }
@@ -330,6 +334,9 @@ fn hand_off(srv: &mut Server) {
     for t in &touched {
         if !t.expired {
             srv.blocking.signal(t.db, &t.key);
+        }
+        if srv.tracking.active() {
+            srv.tracking_invalidate(&t.key, t.by);
         }
         srv.touch_watched(t.db, &t.key);
     }

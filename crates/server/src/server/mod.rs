@@ -14,6 +14,7 @@ pub mod parts;
 pub mod pause;
 pub mod pubsub;
 pub mod slowlog;
+pub mod tracking;
 pub mod watch;
 
 use std::time::Instant;
@@ -340,6 +341,8 @@ pub struct Server {
     /// Channel, pattern and shard subscriptions, MONITOR clients, and the
     /// pushes waiting for them.
     pub pubsub: pubsub::PubSub,
+    /// Client-side caching: who may cache which key.
+    pub tracking: tracking::Tracking,
     /// CLIENT PAUSE in force, if any.
     pub pause: Option<pause::Pause>,
     /// Whether a script command (EVAL, EVALSHA, FCALL with its first
@@ -387,6 +390,7 @@ impl Server {
             active_expire_off: false,
             rebound: None,
             pubsub: Default::default(),
+            tracking: Default::default(),
             pause: None,
             script_may_write: None,
         }

@@ -281,4 +281,20 @@ pub(super) const TABLE: Table = &[
         .args(&[
             a("script", Str),
         ])),
+    ("client|caching", m("Instruct the server about tracking or not keys in the next request", "6.0.0", "connection").cx("O(1)")
+        .args(&[
+            oneof("mode", &[t("yes", "YES"), t("no", "NO")]),
+        ])),
+    ("client|getredir", m("Get tracking notifications redirection client ID if any", "6.0.0", "connection").cx("O(1)")),
+    ("client|tracking", m("Enable or disable server assisted client side caching support", "6.0.0", "connection").cx("O(1). Some options may introduce additional complexity.")
+        .args(&[
+            oneof("status", &[t("on", "ON"), t("off", "OFF")]),
+            a("client-id", Int).tok("REDIRECT").opt(),
+            a("prefix", Str).tok("PREFIX").opt().multi().mtok(),
+            t("bcast", "BCAST").opt(),
+            t("optin", "OPTIN").opt(),
+            t("optout", "OPTOUT").opt(),
+            t("noloop", "NOLOOP").opt(),
+        ])),
+    ("client|trackinginfo", m("Return information about server assisted client side caching for the current connection", "6.2.0", "connection").cx("O(1)")),
 ];
