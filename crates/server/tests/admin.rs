@@ -342,3 +342,43 @@ fn getkeys_reads_numkeys() {
     let info = items(c.cmd(&["COMMAND", "INFO", "zunionstore"]));
     assert!(items(items(info[0].clone())[2].clone()).contains(&simple("movablekeys")));
 }
+
+#[test]
+fn errors_are_charged_to_the_command_that_raised_them() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let stat = |c: &mut Client, section: &str, name: &str| -> String {
+        let all = text(c.cmd(&["INFO", section]));
+        let prefix = format!("{name}:");
+        all.lines().find(|l| l.starts_with(&prefix)).map(|l| l[prefix.len()..].to_string()).unwrap_or_default()
+    };
+    // Wrong arity: rejected, not called.
+    c.cmd(&["SET", "k"]);
+    assert!(stat(&mut c, "commandstats", "cmdstat_set").starts_with("calls=0,"), "set stats");
+    assert!(stat(&mut c, "commandstats", "cmdstat_set").ends_with("rejected_calls=1,failed_calls=0"));
+    // An error inside EXEC fails that command, not EXEC.
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "a", "b"]);
+    c.cmd(&["INCR", "a"]);
+    c.cmd(&["EXEC"]);
+    assert!(stat(&mut c, "commandstats", "cmdstat_incr").ends_with("rejected_calls=0,failed_calls=1"));
+    assert!(stat(&mut c, "commandstats", "cmdstat_exec").ends_with("rejected_calls=0,failed_calls=0"));
+    assert_eq!(stat(&mut c, "errorstats", "errorstat_ERR"), "count=2");
+    // CLIENT UNBLOCK ... ERROR fails the blocked command under its own code.
+    let mut b = srv.client();
+    let Frame::Integer(id) = b.cmd(&["CLIENT", "ID"]) else { panic!() };
+    b.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n");
+    while stat(&mut c, "clients", "blocked_clients") != "1" {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(c.cmd(&["CLIENT", "UNBLOCK", &id.to_string(), "ERROR"]), int(1));
+    b.read_frame();
+    assert_eq!(stat(&mut c, "errorstats", "errorstat_UNBLOCKED"), "count=1");
+    assert!(stat(&mut c, "commandstats", "cmdstat_blpop").ends_with("rejected_calls=0,failed_calls=1"));
+    // Percentiles are shown as Redis prints doubles.
+    c.cmd(&["CONFIG", "SET", "latency-tracking-info-percentiles", "0.0 50.0 99.9"]);
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "latency-tracking-info-percentiles"]),
+        arr(vec![bulk("latency-tracking-info-percentiles"), bulk("0 50 99.9")])
+    );
+}

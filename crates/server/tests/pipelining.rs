@@ -134,21 +134,6 @@ fn raise_own_fd_limit(n: u64) {
     }
 }
 
-/// strace's `-c` summary: calls per syscall name.
-fn strace_counts(summary: &str) -> std::collections::HashMap<String, u64> {
-    let mut m = std::collections::HashMap::new();
-    for line in summary.lines() {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        // "% time seconds usecs/call calls [errors] syscall"
-        if cols.len() >= 5 && cols[0].parse::<f64>().is_ok() {
-            if let (Some(name), Ok(calls)) = (cols.last(), cols[3].parse::<u64>()) {
-                m.insert(name.to_string(), calls);
-            }
-        }
-    }
-    m
-}
-
 #[test]
 fn hundred_thousand_pipelined_pings_cost_few_syscalls() {
     let srv = TestServer::start(&[]);

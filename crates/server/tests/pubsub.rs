@@ -178,19 +178,6 @@ impl ReadBuf for std::net::TcpStream {
     }
 }
 
-/// strace's `-c` summary: calls of the write family.
-fn strace_writes(summary: &str) -> u64 {
-    summary
-        .lines()
-        .filter_map(|line| {
-            let cols: Vec<&str> = line.split_whitespace().collect();
-            let name = *cols.last()?;
-            let write = ["write", "writev", "sendto", "sendmsg"].contains(&name);
-            (write && cols.len() >= 5 && cols[0].parse::<f64>().is_ok()).then(|| cols[3].parse::<u64>().ok())?
-        })
-        .sum()
-}
-
 #[test]
 fn a_pipelined_burst_reaches_each_subscriber_in_a_few_writes() {
     use std::io::Write;
@@ -239,7 +226,8 @@ fn a_pipelined_burst_reaches_each_subscriber_in_a_few_writes() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
     tracer.wait().unwrap();
-    let writes = strace_writes(&std::fs::read_to_string(&out).unwrap());
+    let counts = strace_counts(&std::fs::read_to_string(&out).unwrap());
+    let writes: u64 = ["write", "writev", "sendto", "sendmsg"].iter().filter_map(|s| counts.get(*s)).sum();
     eprintln!("fan-out of 1,000 messages to 50 subscribers: {writes} write calls");
     // 50,000 messages: one write each would be 50,000 calls. Batched, each
     // subscriber gets its turn's messages in one write (a few more if the

@@ -54,11 +54,12 @@ fn parse_options(ctx: &mut Ctx, argv: &Argv) -> Option<TrackingClient> {
                 ctx.not_integer();
                 return None;
             };
-            if !ctx.srv.clients.iter().any(|(_, c)| c.id as i64 == id) {
+            let Some(slot) = ctx.srv.clients.iter().find(|(_, c)| c.id as i64 == id).map(|(slot, _)| slot) else {
                 ctx.r.error("ERR The client ID you want redirect to does not exist");
                 return None;
-            }
+            };
             o.redirect = id as u64;
+            o.redirect_slot = slot;
         } else if argv.is(i, "bcast") {
             o.bcast = true;
         } else if argv.is(i, "optin") {

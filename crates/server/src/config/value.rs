@@ -342,7 +342,8 @@ pub(super) fn parse_percentiles(args: &[Vec<u8>]) -> Result<Value, String> {
         if !(0.0..=100.0).contains(&p) {
             return Err("latency-tracking-info-percentiles should be between 0.0 and 100.0".into());
         }
-        out.push(String::from_utf8_lossy(a).into_owned());
+        // Shown as Redis prints a double (`0`, `50`, `99.9`), not as typed.
+        out.push(p.to_string());
     }
     Ok(Value::Words(out))
 }

@@ -226,7 +226,12 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     let reply_start = out.len();
     let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: true, from_script: false };
     match reg.lookup(argv) {
-        registry::Lookup::Rejected(msg) => reject(&mut ctx, &msg, argv),
+        registry::Lookup::Rejected(msg, id) => {
+            if let Some(id) = id {
+                ctx.srv.stats.commands[id].rejected += 1;
+            }
+            reject(&mut ctx, &msg, argv)
+        }
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
     crate::server::changes::publish(ctx.srv);
@@ -390,7 +395,7 @@ fn written_keys(spec: &CommandSpec, argv: &Argv) -> Vec<usize> {
 /// its record in the change stream (`server::changes`), which `execute`
 /// hands on once the outermost command is done.
 pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
-    let errors_before = ctx.r.errors;
+    let (errors_before, charged_before) = (ctx.r.errors, ctx.r.charged);
     let dirty_before = ctx.srv.dirty;
     let db = ctx.db;
     let outer = ctx.srv.changes.begin_command();
@@ -418,9 +423,12 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     let stats = &mut srv.stats.commands[id];
     stats.calls += 1;
     stats.ticks += spent;
-    if ctx.r.errors > errors_before {
+    // Errors of commands run inside this one (EXEC) were charged to them.
+    let new_errors = ctx.r.errors - errors_before;
+    if new_errors > ctx.r.charged - charged_before {
         stats.failed += 1;
     }
+    ctx.r.charged = charged_before + new_errors;
     if srv.config.latency_tracking {
         match &mut stats.histogram {
             Some(h) => h.record(spent),
@@ -462,7 +470,7 @@ fn remember_read_keys(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) {
     }
     let Some(id) = ctx.srv.clients.get(ctx.cid).map(|c| c.id) else { return };
     let keys = keys::key_positions(spec, argv.len(), |i| argv.get(i));
-    ctx.srv.tracking.remember(id, keys.into_iter().map(|p| argv.get(p).to_vec()));
+    ctx.srv.tracking.remember(ctx.cid, id, keys.into_iter().map(|p| argv.get(p).to_vec()));
 }
 
 /// CLIENT CACHING applies to the one command after it (CLIENT commands

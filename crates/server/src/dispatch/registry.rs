@@ -71,9 +71,10 @@ pub type CommandId = usize;
 /// The result of resolving argv[0] (and argv[1] for containers).
 pub enum Lookup {
     Found(CommandId, &'static CommandSpec),
-    /// Error reply text: unknown command/subcommand, or wrong arity. Bytes,
-    /// because Redis echoes the client's (possibly binary) arguments.
-    Rejected(Vec<u8>),
+    /// Error reply text: unknown command/subcommand, or wrong arity (then
+    /// with the command, whose `rejected_calls` counts it). Bytes, because
+    /// Redis echoes the client's (possibly binary) arguments.
+    Rejected(Vec<u8>, Option<CommandId>),
 }
 
 /// All commands, addressable by id; full names are `parent|sub`.
@@ -191,7 +192,7 @@ impl Registry {
         // `config|get` names a subcommand in the table, but clients reach
         // subcommands only through their container (Redis issue #10070).
         let Some(id) = self.find(name).filter(|&id| !self.is_sub[id]) else {
-            return Lookup::Rejected(unknown_command(argv));
+            return Lookup::Rejected(unknown_command(argv), None);
         };
         let spec = self.specs[id];
         if !spec.subcommands.is_empty() && argv.len() >= 2 {
@@ -205,7 +206,7 @@ impl Registry {
                     let mut msg = b"ERR unknown subcommand '".to_vec();
                     msg.extend_from_slice(clip(sub, 128));
                     msg.extend_from_slice(format!("'. Try {} HELP.", spec.name.to_ascii_uppercase()).as_bytes());
-                    Lookup::Rejected(msg)
+                    Lookup::Rejected(msg, None)
                 }
             };
         }
@@ -219,6 +220,7 @@ impl Registry {
         } else {
             Lookup::Rejected(
                 format!("ERR wrong number of arguments for '{}' command", self.full_names[id]).into_bytes(),
+                Some(id),
             )
         }
     }

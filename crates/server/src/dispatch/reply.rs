@@ -9,6 +9,9 @@ pub struct Reply<'a> {
     /// Error replies written (for INFO's `total_error_replies` and
     /// commandstats' `failed_calls`).
     pub errors: u32,
+    /// Of those, the ones already charged to a command's `failed_calls`
+    /// (an EXEC is not failed by the errors of the commands it ran).
+    pub charged: u32,
     /// End of the pushes written so far (Pub/Sub confirmations and
     /// messages): CLIENT REPLY OFF/SKIP never drop those.
     pushed_to: usize,
@@ -19,7 +22,7 @@ pub struct Reply<'a> {
 
 impl<'a> Reply<'a> {
     pub fn new(buf: &'a mut Vec<u8>, resp3: bool) -> Self {
-        Reply { buf, resp3, errors: 0, pushed_to: 0, error_starts: Vec::new() }
+        Reply { buf, resp3, errors: 0, charged: 0, pushed_to: 0, error_starts: Vec::new() }
     }
     /// What was written so far are pushes, kept whatever CLIENT REPLY says.
     pub fn end_push(&mut self) {

@@ -451,11 +451,15 @@ impl EventLoop {
                 }
             }
             Resume::TimedOut(kind) => crate::dispatch::write_timeout_reply(&mut conn.out, resp3, kind),
-            Resume::Error => {
-                crate::dispatch::Reply::new(&mut conn.out, resp3)
-                    .error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            Resume::Error(name) => {
+                const TEXT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+                crate::dispatch::Reply::new(&mut conn.out, resp3).error(TEXT);
                 self.srv.stats.error_replies += 1;
-                self.srv.stats.count_error(b"UNBLOCKED");
+                self.srv.stats.count_error(TEXT.as_bytes());
+                // The blocked command fails, as its own call would have.
+                if let Some(id) = self.reg.find(&name) {
+                    self.srv.stats.commands[id].failed += 1;
+                }
             }
         }
         self.queue_flush(cid);

@@ -60,10 +60,10 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
     let reg = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running").reg;
     let (id, spec) = match reg.lookup(&argv) {
         Lookup::Found(id, spec) => (id, spec),
-        Lookup::Rejected(msg) if msg.starts_with(b"ERR wrong number of arguments") => {
+        Lookup::Rejected(msg, _) if msg.starts_with(b"ERR wrong number of arguments") => {
             return Err(b"ERR Wrong number of args calling Redis command from script".to_vec())
         }
-        Lookup::Rejected(_) => return Err(b"ERR Unknown Redis command called from script".to_vec()),
+        Lookup::Rejected(..) => return Err(b"ERR Unknown Redis command called from script".to_vec()),
     };
     if let Err(msg) = allowed(srv, spec) {
         srv.stats.commands[id].rejected += 1;

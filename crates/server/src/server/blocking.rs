@@ -26,8 +26,8 @@ pub enum Resume {
     Rerun(resp::Args),
     /// CLIENT UNBLOCK ... TIMEOUT: the reply its timeout would give.
     TimedOut(TimeoutReply),
-    /// CLIENT UNBLOCK ... ERROR.
-    Error,
+    /// CLIENT UNBLOCK ... ERROR; the name of the command it fails.
+    Error(Vec<u8>),
 }
 
 /// One blocked client.
@@ -118,9 +118,10 @@ impl Blocking {
     pub fn force_unblock(&mut self, cid: usize, error: bool) -> bool {
         match self.blocked.get(&cid) {
             Some(b) if !b.postponed => {
-                let on_timeout = b.on_timeout;
+                let how =
+                    if error { Resume::Error(b.argv.get(&[], 0).to_vec()) } else { Resume::TimedOut(b.on_timeout) };
                 self.unblock(cid);
-                self.resume.push((cid, if error { Resume::Error } else { Resume::TimedOut(on_timeout) }));
+                self.resume.push((cid, how));
                 true
             }
             _ => false,

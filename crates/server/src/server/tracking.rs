@@ -20,6 +20,9 @@ use super::Server;
 pub struct TrackingClient {
     /// Client id invalidations go to instead (0: itself).
     pub redirect: u64,
+    /// That client's slot when tracking was turned on (its id is checked
+    /// again at each send: the slot may have been reused).
+    pub redirect_slot: usize,
     pub bcast: bool,
     pub optin: bool,
     pub optout: bool,
@@ -47,8 +50,9 @@ struct Prefix {
 #[derive(Default)]
 pub struct Tracking {
     clients: HashMap<usize, TrackingClient>,
-    /// Key name → ids of the clients that may cache it.
-    table: HashMap<Vec<u8>, HashSet<u64>>,
+    /// Key name → (slot, id) of the clients that may cache it; the id
+    /// tells a client from a later one in the same slot.
+    table: HashMap<Vec<u8>, HashSet<(usize, u64)>>,
     prefixes: BTreeMap<Vec<u8>, Prefix>,
     /// A command run by the running script read something.
     pub script_read: bool,
@@ -120,9 +124,9 @@ impl Tracking {
     }
 
     /// Remember that `id` read `keys` (default mode).
-    pub fn remember(&mut self, id: u64, keys: impl Iterator<Item = Vec<u8>>) {
+    pub fn remember(&mut self, slot: usize, id: u64, keys: impl Iterator<Item = Vec<u8>>) {
         for k in keys {
-            self.table.entry(k).or_default().insert(id);
+            self.table.entry(k).or_default().insert((slot, id));
         }
     }
 }
@@ -158,8 +162,9 @@ impl Server {
         let redirect = t.redirect;
         let mut target = cid;
         if redirect != 0 {
-            match self.clients.iter().find(|(_, c)| c.id == redirect).map(|(slot, _)| slot) {
-                Some(slot) => target = slot,
+            let slot = t.redirect_slot;
+            match self.clients.get(slot).filter(|c| c.id == redirect) {
+                Some(_) => target = slot,
                 None => {
                     let resp3 = self.clients.get(cid).is_some_and(|c| c.resp == 3);
                     if let Some(t) = self.tracking.client_mut(cid) {
@@ -193,8 +198,10 @@ impl Server {
             }
         }
         let Some(ids) = self.tracking.table.remove(key) else { return };
-        for id in ids {
-            let Some((slot, _)) = self.clients.iter().find(|(_, c)| c.id == id) else { continue };
+        for (slot, id) in ids {
+            if self.clients.get(slot).is_none_or(|c| c.id != id) {
+                continue;
+            }
             let Some(t) = self.tracking.client(slot) else { continue };
             if t.bcast || (t.noloop && by == Some(slot)) {
                 continue;

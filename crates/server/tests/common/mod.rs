@@ -213,3 +213,18 @@ pub fn ok() -> Frame {
 pub fn arr(items: Vec<Frame>) -> Frame {
     Frame::Array(items)
 }
+
+/// strace's `-c` summary: calls per syscall name.
+pub fn strace_counts(summary: &str) -> std::collections::HashMap<String, u64> {
+    let mut m = std::collections::HashMap::new();
+    for line in summary.lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        // "% time seconds usecs/call calls [errors] syscall"
+        if cols.len() >= 5 && cols[0].parse::<f64>().is_ok() {
+            if let (Some(name), Ok(calls)) = (cols.last(), cols[3].parse::<u64>()) {
+                m.insert(name.to_string(), calls);
+            }
+        }
+    }
+    m
+}

@@ -203,7 +203,7 @@ fn run_commands(srv: &mut Server, reg: &'static Registry, cid: usize, data: &[u8
         if argv.is_empty() {
             return Err((pos, "empty command".into()));
         }
-        if let dispatch::registry::Lookup::Rejected(_) = reg.lookup(&argv) {
+        if let dispatch::registry::Lookup::Rejected(..) = reg.lookup(&argv) {
             let cmd = String::from_utf8_lossy(argv.get(0)).into_owned();
             return Err((pos, format!("unknown command '{cmd}'")));
         }
