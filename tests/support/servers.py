@@ -33,33 +33,64 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _probe_info(host, port):
+    """Raw `INFO server` reply bytes from whatever answers, or b"" on failure."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5) as s:
+            s.settimeout(2)
+            s.sendall(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")
+            data = b""
+            while not data.endswith(b"\r\n\r\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+                if not data.startswith(b"$"):
+                    break
+            return data
+    except OSError:
+        return b""
+
+
 class Server:
     """A running server process; use as a context manager."""
 
     def __init__(self, binary, args=(), timeout=10.0):
         self.binary = binary
-        self.port = free_port()
         self.host = "127.0.0.1"
         self.dir = tempfile.mkdtemp(prefix="volley-test-")
         self.logfile = os.path.join(self.dir, "server.log")
-        argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1",
-                "--dir", self.dir, "--save", "", "--appendonly", "no",
-                "--logfile", self.logfile, *args]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
-        self._wait_ready(timeout)
+        # A free port can be taken by another process before the server binds
+        # it; a server that exits for that reason is retried on a new port.
+        for _ in range(5):
+            self.port = free_port()
+            argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1",
+                    "--dir", self.dir, "--save", "", "--appendonly", "no",
+                    "--logfile", self.logfile, *args]
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+            if self._wait_ready(timeout):
+                return
+        raise RuntimeError(f"{self.binary} could not bind a free port: {self.log()}")
 
     def _wait_ready(self, timeout):
+        """True once the server on the port reports this process's pid
+        (another server may answer there for a moment); False if it exited
+        because the port was in use."""
         deadline = time.monotonic() + timeout
+        want = f"process_id:{self.proc.pid}\r\n".encode()
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "in use" in self.log():
+                    return False
                 raise RuntimeError(f"{self.binary} exited with {self.proc.returncode}: {self.log()}")
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.02)
+            info = _probe_info(self.host, self.port)
+            # A server behind requirepass, or the I/O floor server, reports no
+            # pid: then only our process being alive is known.
+            if want in info or (info and b"process_id:" not in info and self.proc.poll() is None):
+                return True
+            time.sleep(0.02)
         self.stop()
-        raise RuntimeError(f"{self.binary} did not listen on {self.port} within {timeout}s")
+        raise RuntimeError(f"{self.binary} did not answer on {self.port} within {timeout}s")
 
     def log(self):
         try:

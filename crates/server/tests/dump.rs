@@ -8,60 +8,10 @@ mod aof_support;
 mod common;
 
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use aof_support::{dump as dataset, DataDir};
 use common::*;
-
-/// A redis-server on a free loopback port; killed on drop.
-struct Redis {
-    port: u16,
-    dir: PathBuf,
-    child: Child,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let dir = std::env::temp_dir().join(format!("volley-dump-redis-{}-{port}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .arg("--dir")
-                .arg(&dir)
-                .stdout(Stdio::null())
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("redis-server is installed");
-            let mut r = Redis { port, dir, child };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline && matches!(r.child.try_wait(), Ok(None)) {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-                    && r.client().cmd(&["PING"]) == simple("PONG")
-                {
-                    return r;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        panic!("redis-server did not start");
-    }
-
-    fn client(&self) -> Client {
-        Client::connect(self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// A binary-safe command and its decoded reply.
 fn call<A: AsRef<[u8]>>(c: &mut Client, args: &[A]) -> Frame {
@@ -145,7 +95,7 @@ fn build_every_type(c: &mut Client) -> Vec<(&'static str, &'static str)> {
 
 #[test]
 fn payloads_cross_between_redis_and_volley_for_every_type() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     let (mut r, mut v) = (redis.client(), volley.client());
     let keys = build_every_type(&mut r);
     for (key, enc) in &keys {
@@ -176,7 +126,7 @@ fn sealed(body: &[u8], version: u16) -> Vec<u8> {
 
 #[test]
 fn restore_replies_are_redis_bytes() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     let mut clients = [redis.client(), volley.client()];
     let mut seen: Vec<Vec<Vec<u8>>> = vec![Vec::new(), Vec::new()];
     for (c, replies) in clients.iter_mut().zip(seen.iter_mut()) {
@@ -252,7 +202,7 @@ fn restore_sets_expiry_and_idle_time() {
 
 #[test]
 fn corrupt_payloads_are_refused_and_leave_the_key_alone() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     let (mut r, mut v) = (redis.client(), volley.client());
     let mut hset = vec!["HSET".to_string(), "h".into()];
     hset.extend((0..700).flat_map(|i| [format!("field{i}"), format!("value{i}")]));
@@ -327,7 +277,7 @@ fn aof_commands(dir: &DataDir) -> Vec<Vec<Vec<u8>>> {
 #[test]
 fn aof_gets_absolute_ttls_and_the_deletes_redis_writes() {
     let dir = DataDir::new("dump");
-    let (srv, redis) = (aof_support::start_aof(&dir, &["--appendfsync", "always"]), Redis::start());
+    let (srv, redis) = (aof_support::start_aof(&dir, &["--appendfsync", "always"]), RedisServer::start());
     let mut c = srv.client();
     c.cmd(&["SET", "foo", "bar"]);
     let p = payload(&mut c, "foo");
@@ -429,19 +379,19 @@ fn migrate_scenarios(src: &mut Client, dst: &mut Client, dst_port: u16) {
 
 #[test]
 fn migrate_from_volley_to_redis() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     migrate_scenarios(&mut volley.client(), &mut redis.client(), redis.port);
 }
 
 #[test]
 fn migrate_from_redis_to_volley() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     migrate_scenarios(&mut redis.client(), &mut volley.client(), volley.port);
 }
 
 #[test]
 fn migrate_every_type_both_ways() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     let (mut r, mut v) = (redis.client(), volley.client());
     let keys = build_every_type(&mut v);
     let before = dataset(&mut v, 1);
@@ -479,9 +429,9 @@ fn migrate_with_auth(src: &mut Client, dst: &mut Client, port: u16) {
 
 #[test]
 fn migrate_authenticates_with_auth_and_auth2() {
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     migrate_with_auth(&mut volley.client(), &mut redis.client(), redis.port);
-    let (redis, volley) = (Redis::start(), TestServer::start(&[]));
+    let (redis, volley) = (RedisServer::start(), TestServer::start(&[]));
     migrate_with_auth(&mut redis.client(), &mut volley.client(), volley.port);
 }
 

@@ -5,10 +5,6 @@
 //! have, in RESP2 and RESP3.
 mod common;
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use common::*;
 
 /// Redis's reply to `COMMAND INFO get` (RESP2): one index/range key spec.
@@ -137,44 +133,6 @@ fn docs_raw() {
     );
 }
 
-/// A redis-server on a free loopback port; killed on drop.
-struct Redis {
-    port: u16,
-    child: Child,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .stdout(Stdio::null())
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("redis-server is installed");
-            let mut r = Redis { port, child };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline && matches!(r.child.try_wait(), Ok(None)) {
-                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-                    && Client::connect(port).cmd(&["PING"]) == simple("PONG")
-                {
-                    return r;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        panic!("redis-server did not start");
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Subcommands come in each server's own table order (Redis's is a hash
 /// order that changes from run to run), so both sides are sorted.
 fn sorted_subs(f: Frame) -> Frame {
@@ -289,7 +247,7 @@ fn without_subs(f: Frame) -> Frame {
 /// sorted.
 #[test]
 fn info_and_docs_match_redis_for_every_command() {
-    let redis = Redis::start();
+    let redis = RedisServer::start();
     let srv = TestServer::start(&[]);
     let (mut r, mut v) = (Client::connect(redis.port), srv.client());
     let theirs = names(r.cmd(&["COMMAND", "LIST"]));
@@ -324,7 +282,7 @@ fn info_and_docs_match_redis_for_every_command() {
 /// Byte for byte, for the commands without subcommands (no order question).
 #[test]
 fn info_and_docs_bytes_match_redis() {
-    let redis = Redis::start();
+    let redis = RedisServer::start();
     let srv = TestServer::start(&[]);
     let (mut r, mut v) = (Client::connect(redis.port), srv.client());
     let theirs = names(r.cmd(&["COMMAND", "LIST"]));

@@ -35,30 +35,37 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Start `bin` with Redis's command line plus `extra`, and wait until it answers.
+/// Start `bin` with Redis's command line plus `extra`, and wait until it
+/// answers. Another test's server can hold the same port for a moment, so
+/// ready means the server answering reports this child's pid; a child that
+/// exits (port taken) is retried on a new port.
 pub fn start(bin: &str, extra: &[&str]) -> Server {
-    let port = free_port();
-    let mut args = vec!["--port".to_string(), port.to_string(), "--bind".into(), "127.0.0.1".into()];
-    args.extend(["--save", "", "--appendonly", "no"].iter().map(|s| s.to_string()));
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let child = Command::new(bin)
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let server = Server { child, addr };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(mut c) = Conn::connect(addr, None) {
-            if c.cmd(&["PING"]).is_ok() {
-                return server;
+    for _ in 0..5 {
+        let port = free_port();
+        let mut args = vec!["--port".to_string(), port.to_string(), "--bind".into(), "127.0.0.1".into()];
+        args.extend(["--save", "", "--appendonly", "no"].iter().map(|s| s.to_string()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let child = Command::new(bin)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let mut server = Server { child, addr };
+        let want = format!("process_id:{}\r\n", server.child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && matches!(server.child.try_wait(), Ok(None)) {
+            let info = Conn::connect(addr, None).and_then(|mut c| c.cmd(&["INFO", "server"]));
+            if let Ok(resp::Frame::Bulk(b)) = info {
+                if String::from_utf8_lossy(&b).contains(&want) {
+                    return server;
+                }
             }
+            thread::sleep(Duration::from_millis(20));
         }
-        assert!(Instant::now() < deadline, "{bin} did not come up on {addr}");
-        thread::sleep(Duration::from_millis(20));
     }
+    panic!("{bin} did not come up on a free port in 5 attempts");
 }
 
 /// redis-server from `REDIS_SERVER` or the PATH.

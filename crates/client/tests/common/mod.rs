@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use volley_client::{ConnectOptions, Connection};
+use volley_client::{ConnectOptions, Connection, ValueExt};
 
 /// A server process owned by a test.
 pub struct Server {
@@ -42,23 +42,32 @@ fn volley_bin() -> PathBuf {
     p
 }
 
+/// Start on a free port. Another test's server can hold the same port for a
+/// moment, so ready means the server answering reports this child's pid; a
+/// child that exits (port taken) is retried on a new port.
 fn start(name: &'static str, bin: PathBuf, extra: &[&str]) -> Server {
-    let port = free_port();
-    let mut cmd = Command::new(&bin);
-    cmd.args(["--port", &port.to_string(), "--save", ""]).args(extra);
-    cmd.stdout(Stdio::null()).stderr(Stdio::null());
-    let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", bin.display()));
-    let server = Server { child, port, name };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if let Ok(mut c) = Connection::connect(&server.opts()) {
-            if c.cmd(&["PING"]).is_ok() {
+    for _ in 0..5 {
+        let port = free_port();
+        let mut cmd = Command::new(&bin);
+        cmd.args(["--port", &port.to_string(), "--save", ""]).args(extra);
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", bin.display()));
+        let mut server = Server { child, port, name };
+        let want = format!("process_id:{}\r\n", server.child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && matches!(server.child.try_wait(), Ok(None)) {
+            let info = Connection::connect(&server.opts()).and_then(|mut c| c.cmd(&["INFO", "server"]));
+            if info.ok().and_then(|v| v.as_bytes().map(|b| b.to_vec())).is_some_and(|b| contains(&b, &want)) {
                 return server;
             }
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("{name} did not answer PING on port {port} within 10 s");
+    panic!("{name} did not come up on a free port in 5 attempts");
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 impl Server {

@@ -113,6 +113,86 @@ impl Drop for TestServer {
     }
 }
 
+/// A reference redis-server on a free loopback port, with its own data
+/// directory; killed on drop.
+pub struct RedisServer {
+    pub port: u16,
+    pub dir: std::path::PathBuf,
+    child: Child,
+}
+
+impl RedisServer {
+    pub fn start() -> RedisServer {
+        for _ in 0..5 {
+            let port = free_port();
+            let dir = std::env::temp_dir().join(format!("volley-ref-redis-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .arg("--dir")
+                .arg(&dir)
+                .stdout(Stdio::null())
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("redis-server is installed");
+            let mut r = RedisServer { port, dir, child };
+            if r.wait_ready() {
+                return r;
+            }
+        }
+        panic!("redis-server could not bind a free port in 5 attempts");
+    }
+
+    /// True once the server answering on the port is this very process:
+    /// another test's server can hold the same port for a moment (and reset
+    /// the connection as it stops), so a PONG alone proves nothing.
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let want = format!("process_id:{}\r\n", self.child.id());
+        while Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return false;
+            }
+            if probe_info(self.port).is_some_and(|info| info.contains(&want)) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `INFO server` from whatever answers on `port`, or None on any failure.
+fn probe_info(port: u16) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Ok(Some((Frame::Bulk(b), _))) = resp::decode_frame(&buf) {
+            return Some(String::from_utf8_lossy(&b).into_owned());
+        }
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
 /// A blocking RESP client for tests.
 pub struct Client {
     pub stream: TcpStream,
