@@ -51,6 +51,12 @@ fi
 [ -x "$REPO/.venv/bin/python" ] || python3 -m venv "$REPO/.venv"
 "$REPO/.venv/bin/pip" install -q --disable-pip-version-check \
     'pytest>=8' 'redis>=5,<9' 'hiredis>=3'
+# The client-side cache test's redis-py (see test_redis_py_cache.py), kept
+# apart from the suite's redis-py.
+CACHE_PY="$COMPAT/.build/redis-py-5.1.0b7"
+[ -f "$CACHE_PY/redis/__init__.py" ] ||
+    "$REPO/.venv/bin/pip" install -q --disable-pip-version-check --no-deps \
+        --target "$CACHE_PY" 'redis==5.1.0b7'
 
 # Prefetch the Jedis seed's Maven dependencies and the go-redis seed's Go
 # modules so the test session itself can build offline.

@@ -92,3 +92,24 @@ fn optin_tracks_only_after_caching_yes() {
     let Frame::Bulk(info) = w.cmd(&["INFO", "clients"]) else { panic!() };
     assert!(String::from_utf8(info).unwrap().contains("\r\ntracking_clients:1\r\n"));
 }
+
+#[test]
+fn expiry_invalidates_without_any_other_consumer_of_expired_keys() {
+    // Nothing else (WATCH, notifications, AOF) asks for expired keys here:
+    // turning tracking on must be enough for the active cycle to report them.
+    let srv = TestServer::start(&[]);
+    let mut r = srv.client();
+    let mut w = srv.client();
+    r.cmd(&["HELLO", "3"]);
+    assert_eq!(r.cmd(&["CLIENT", "TRACKING", "on"]), ok());
+    w.cmd(&["SET", "e", "soon", "PX", "50"]);
+    assert_eq!(r.cmd(&["GET", "e"]), bulk("soon"));
+    assert_eq!(r.read_raw(), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ne\r\n");
+    // Lazy expiry by another client's read invalidates too.
+    w.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    w.cmd(&["SET", "l", "soon", "PX", "20"]);
+    assert_eq!(r.cmd(&["GET", "l"]), bulk("soon"));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(w.cmd(&["GET", "l"]), Frame::Null);
+    assert_eq!(r.read_raw(), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nl\r\n");
+}

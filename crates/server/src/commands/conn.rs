@@ -256,7 +256,7 @@ fn reset(ctx: &mut Ctx, _argv: &Argv) {
     c.monitor = false;
     ctx.srv.unwatch_all(ctx.cid);
     ctx.srv.pubsub.drop_client(ctx.cid);
-    ctx.srv.tracking.disable(ctx.cid);
+    ctx.srv.tracking_off(ctx.cid);
     ctx.r.set_resp3(false);
     ctx.r.simple(b"RESET");
 }

@@ -10,7 +10,7 @@ use crate::server::tracking::TrackingClient;
 pub fn tracking(ctx: &mut Ctx, argv: &Argv) {
     let Some(opts) = parse_options(ctx, argv) else { return };
     if argv.is(2, "off") {
-        ctx.srv.tracking.disable(ctx.cid);
+        ctx.srv.tracking_off(ctx.cid);
         return ctx.r.ok();
     }
     if !argv.is(2, "on") {
@@ -34,7 +34,7 @@ pub fn tracking(ctx: &mut Ctx, argv: &Argv) {
         }
     }
     opts.prefixes.sort();
-    ctx.srv.tracking.enable(ctx.cid, opts);
+    ctx.srv.tracking_on(ctx.cid, opts);
     ctx.r.ok();
 }
 

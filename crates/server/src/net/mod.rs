@@ -576,7 +576,7 @@ impl EventLoop {
             self.srv.blocking.unblock(slot);
             self.srv.unwatch_all(slot);
             self.srv.pubsub.drop_client(slot);
-            self.srv.tracking.disable(slot);
+            self.srv.tracking_off(slot);
             // The slot may be reused: held positions belong to this connection.
             self.held.retain(|&(s, _)| s != slot);
             let info = self.srv.clients.remove(slot);

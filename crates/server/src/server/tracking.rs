@@ -189,6 +189,19 @@ impl Server {
         self.pubsub.push(target, &msg);
     }
 
+    /// CLIENT TRACKING ON for `cid`. Expired keys must now be collected:
+    /// an expiry invalidates like a write.
+    pub fn tracking_on(&mut self, cid: usize, opts: TrackingClient) {
+        self.tracking.enable(cid, opts);
+        self.update_expired_tracking();
+    }
+
+    /// CLIENT TRACKING OFF, RESET or a closed connection.
+    pub fn tracking_off(&mut self, cid: usize) {
+        self.tracking.disable(cid);
+        self.update_expired_tracking();
+    }
+
     /// A key changed (by client `by`, None for expiry): invalidate it for
     /// every client that may cache it, and queue it for BCAST prefixes.
     pub fn tracking_invalidate(&mut self, key: &[u8], by: Option<usize>) {
