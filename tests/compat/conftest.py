@@ -18,6 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 BUILD = HERE / ".build"          # per-session build outputs (gitignored)
+JAVA = HERE / "java"             # Maven pom + Java client programs
 PASSWORD = "compat-s3cret"
 
 sys.path.insert(0, str(REPO / "tests" / "support"))
@@ -60,6 +61,30 @@ def cli(srv, *args, password=None, timeout=30, **kw):
     if password:
         argv += ["-a", password, "--no-auth-warning"]
     return run(argv + list(args), timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="session")
+def classpath():
+    """A java -cp value for the programs under java/: Maven copies Jedis and
+    its dependencies into .build/java/lib (offline when install.sh has
+    prefetched them) and javac builds every .java file there, once per
+    session."""
+    out = BUILD / "java"
+    shutil.rmtree(out, ignore_errors=True)
+    lib, classes = out / "lib", out / "classes"
+    mvn = ["mvn", "-q", "-B", "-f", str(JAVA / "pom.xml"),
+           "dependency:copy-dependencies", f"-DoutputDirectory={lib}"]
+    if run(mvn + ["-o"], check=False, timeout=300).returncode != 0:
+        run(mvn, timeout=600)  # not prefetched by install.sh: go online
+    run(["javac", "-d", str(classes), "-cp", f"{lib}/*",
+         *map(str, sorted(JAVA.rglob("*.java")))], timeout=300)
+    return f"{classes}:{lib}/*"
+
+
+def java(classpath, srv, main, *args, timeout=120):
+    """Run the Java class main (fully qualified) against srv; its stdout lines."""
+    return run(["java", "-cp", classpath, main, *args],
+               env=client_env(srv), timeout=timeout).stdout.splitlines()
 
 
 @pytest.fixture

@@ -1,33 +1,13 @@
 """The two Jedis programs from the Alibaba Cloud pipelining seed, compiled
-once per session (Maven fetches Jedis, javac builds into .build/java) and run
-against a password-protected server."""
-import shutil
+once per session by conftest's `classpath` fixture (Maven fetches Jedis,
+javac builds into .build/java) and run against a password-protected server."""
+from .conftest import java as run_java
 
-import pytest
-
-from .conftest import BUILD, HERE, client_env, run
-
-JAVA = HERE / "java"
 PKG = "pipeline.kvstore.aliyun.com"
 
 
-@pytest.fixture(scope="session")
-def classpath():
-    out = BUILD / "java"
-    shutil.rmtree(out, ignore_errors=True)
-    lib, classes = out / "lib", out / "classes"
-    mvn = ["mvn", "-q", "-B", "-f", str(JAVA / "pom.xml"),
-           "dependency:copy-dependencies", f"-DoutputDirectory={lib}"]
-    if run(mvn + ["-o"], check=False, timeout=300).returncode != 0:
-        run(mvn, timeout=600)  # not prefetched by install.sh: go online
-    run(["javac", "-d", str(classes), "-cp", f"{lib}/*",
-         *map(str, sorted(JAVA.rglob("*.java")))], timeout=300)
-    return f"{classes}:{lib}/*"
-
-
 def java(classpath, srv, main):
-    return run(["java", "-cp", classpath, f"{PKG}.{main}"],
-               env=client_env(srv), timeout=120).stdout.splitlines()
+    return run_java(classpath, srv, f"{PKG}.{main}")
 
 
 def test_pipeline_performance(classpath, auth_server):

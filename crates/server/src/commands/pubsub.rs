@@ -157,7 +157,8 @@ fn publish_to(ctx: &mut Ctx, argv: &Argv, kind: Kind) {
     let receivers = ctx.srv.publish(argv.get(1), argv.get(2), kind);
     // A publisher subscribed to its own channel gets the message before
     // the reply, as from Redis.
-    if let Some(own) = ctx.srv.pubsub.take_pushes(ctx.cid) {
+    let mut own = Vec::new();
+    if ctx.srv.pubsub.move_pushes(ctx.cid, &mut own) {
         ctx.r.raw(&own);
         ctx.r.end_push();
     }

@@ -321,9 +321,7 @@ impl EventLoop {
         }
         // Messages published before this batch go out before its replies.
         if self.srv.pubsub.has_pushes() {
-            if let Some(bytes) = self.srv.pubsub.take_pushes(slot) {
-                self.deliver(slot, bytes);
-            }
+            self.deliver(slot);
         }
         loop {
             // Out of the slab while it runs commands: a busy script's poller
@@ -414,21 +412,16 @@ impl EventLoop {
             return;
         }
         for slot in self.srv.pubsub.take_dirty() {
-            let bytes = self.srv.pubsub.take_outbox(slot);
-            if !bytes.is_empty() {
-                self.deliver(slot, bytes);
-            }
+            self.deliver(slot);
         }
     }
 
     /// Append pushes to a connection's output; a subscriber that lets them
     /// pile up past its output limit is disconnected, as by Redis.
-    fn deliver(&mut self, slot: usize, bytes: Vec<u8>) {
+    fn deliver(&mut self, slot: usize) {
         let Some(conn) = self.conns.get_mut(slot) else { return };
-        if conn.out.is_empty() {
-            conn.out = bytes;
-        } else {
-            conn.out.extend_from_slice(&bytes);
+        if !self.srv.pubsub.move_pushes(slot, &mut conn.out) {
+            return;
         }
         if let Err(close) = conn.check_output_limits(&self.srv, slot) {
             self.to_close.push((slot, close));

@@ -285,24 +285,35 @@ impl PubSub {
         !self.dirty.is_empty()
     }
 
-    /// The pushes waiting for `cid`, taken out of the outbox.
-    pub fn take_pushes(&mut self, cid: usize) -> Option<Vec<u8>> {
-        let buf = self.outbox.get_mut(cid).filter(|b| !b.is_empty())?;
-        let taken = std::mem::take(buf);
+    /// Append the pushes waiting for `cid` to `out`; false if there were
+    /// none. An empty `out` is swapped with the outbox buffer instead of
+    /// copied into, so a subscriber's two buffers take turns and neither is
+    /// reallocated or freed turn after turn (buffers freed every turn had
+    /// the allocator hand pages back to the kernel and fault them in again,
+    /// which cost more than the delivery itself).
+    pub fn move_pushes(&mut self, cid: usize, out: &mut Vec<u8>) -> bool {
+        let Some(buf) = self.outbox.get_mut(cid).filter(|b| !b.is_empty()) else { return false };
+        if out.is_empty() {
+            std::mem::swap(out, buf);
+        } else {
+            out.extend_from_slice(buf);
+            buf.clear();
+        }
+        if buf.capacity() > OUTBOX_KEEP {
+            *buf = Vec::new();
+        }
         self.dirty.retain(|&c| c != cid);
-        Some(taken)
+        true
     }
 
     /// Every client with pushes waiting, in the order they got their first.
     pub fn take_dirty(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.dirty)
     }
-
-    /// The pushes of a client listed by [`PubSub::take_dirty`].
-    pub fn take_outbox(&mut self, cid: usize) -> Vec<u8> {
-        self.outbox.get_mut(cid).map(std::mem::take).unwrap_or_default()
-    }
 }
+
+/// Largest outbox buffer kept for reuse once delivered.
+const OUTBOX_KEEP: usize = 64 << 10;
 
 /// Append a bulk string.
 fn bulk(out: &mut Vec<u8>, b: &[u8]) {
@@ -398,9 +409,13 @@ mod tests {
         ps.push(4, b"b");
         ps.push(1, b"c");
         assert!(ps.has_pushes());
-        assert_eq!(ps.take_pushes(4), Some(b"ab".to_vec()));
+        let mut out = Vec::new();
+        assert!(ps.move_pushes(4, &mut out));
+        assert_eq!(out, b"ab");
+        assert!(!ps.move_pushes(4, &mut out));
         assert_eq!(ps.take_dirty(), vec![1]);
-        assert_eq!(ps.take_outbox(1), b"c".to_vec());
+        assert!(ps.move_pushes(1, &mut out));
+        assert_eq!(out, b"abc");
         assert!(!ps.has_pushes());
     }
 }
