@@ -335,6 +335,8 @@ pub struct Server {
     pub latency_events: latency::Events,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
+    /// Scratch for keyspace notification channel names (notify.rs).
+    pub notify_channel: Vec<u8>,
     /// Listening sockets CONFIG SET port/bind opened, for the event loop
     /// to take over at the end of the turn.
     pub rebound: Option<Vec<mio::net::TcpListener>>,
@@ -388,6 +390,7 @@ impl Server {
             slowlog: Default::default(),
             latency_events: Default::default(),
             active_expire_off: false,
+            notify_channel: Vec::new(),
             rebound: None,
             pubsub: Default::default(),
             tracking: Default::default(),

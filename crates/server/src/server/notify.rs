@@ -33,15 +33,17 @@ impl Server {
     /// Publish one event on the keyspace and/or keyevent channel.
     fn send_notification(&mut self, event: &str, db: usize, key: &[u8]) {
         let flags = self.config.notify_keyspace_events;
+        // Channel names are built in one buffer kept across notifications.
+        let mut channel = std::mem::take(&mut self.notify_channel);
         if flags & NOTIFY_KEYSPACE != 0 {
-            let mut channel = format!("__keyspace@{db}__:").into_bytes();
-            channel.extend_from_slice(key);
+            channel_name(&mut channel, b"__keyspace@", db, key);
             self.publish(&channel, event.as_bytes(), Kind::Channel);
         }
         if flags & NOTIFY_KEYEVENT != 0 {
-            let channel = format!("__keyevent@{db}__:{event}");
-            self.publish(channel.as_bytes(), key, Kind::Channel);
+            channel_name(&mut channel, b"__keyevent@", db, event.as_bytes());
+            self.publish(&channel, key, Kind::Channel);
         }
+        self.notify_channel = channel;
     }
 
     /// `expired` events (and their other consumers) for keys the engine
@@ -80,4 +82,13 @@ impl Server {
         }
         self.update_expired_tracking();
     }
+}
+
+/// `<head><db>__:<tail>` into `out`, replacing what it held.
+fn channel_name(out: &mut Vec<u8>, head: &[u8], db: usize, tail: &[u8]) {
+    out.clear();
+    out.extend_from_slice(head);
+    resp::push_decimal(out, db);
+    out.extend_from_slice(b"__:");
+    out.extend_from_slice(tail);
 }

@@ -87,8 +87,9 @@ impl Patterns {
         }
     }
 
-    /// Every (pattern, subscriber) whose pattern matches `channel`.
-    fn matching(&self, channel: &[u8], out: &mut Vec<(Vec<u8>, usize)>) {
+    /// Call `each(pattern, subscriber)` for every subscriber of a pattern
+    /// matching `channel`.
+    fn for_each_match(&self, channel: &[u8], mut each: impl FnMut(&[u8], usize)) {
         for &len in self.lengths.keys() {
             if len > channel.len() {
                 break;
@@ -96,7 +97,9 @@ impl Patterns {
             let Some(patterns) = self.by_prefix.get(&channel[..len]) else { continue };
             for p in patterns {
                 if glob_match(p, channel, false) {
-                    out.extend(self.subscribers[p].iter().map(|&c| (p.clone(), c)));
+                    for &c in &self.subscribers[p] {
+                        each(p, c);
+                    }
                 }
             }
         }
@@ -254,29 +257,41 @@ impl PubSub {
         self.patterns.subscribers.len()
     }
 
-    /// Subscribers of `channel` (in subscription order), then every
-    /// (pattern, subscriber) pair matching it; shard channels have no
-    /// patterns.
-    pub fn receivers(&self, channel: &[u8], kind: Kind) -> (Vec<usize>, Vec<(Vec<u8>, usize)>) {
-        let map = if kind == Kind::Channel { &self.channels } else { &self.shard_channels };
-        let direct = map.get(channel).cloned().unwrap_or_default();
-        let mut by_pattern = Vec::new();
-        if kind == Kind::Channel && !self.patterns.lengths.is_empty() {
-            self.patterns.matching(channel, &mut by_pattern);
-        }
-        (direct, by_pattern)
-    }
-
     /// Queue bytes for client `cid`'s output.
     pub fn push(&mut self, cid: usize, bytes: &[u8]) {
-        if self.outbox.len() <= cid {
-            self.outbox.resize_with(cid + 1, Vec::new);
+        outbox_of(&mut self.outbox, &mut self.dirty, cid).extend_from_slice(bytes);
+    }
+
+    /// Queue `message` on `channel` for every receiver: the channel's
+    /// subscribers in subscription order, then the subscribers of each
+    /// matching pattern. `resp3(cid)` says which framing a client reads.
+    /// Returns how many receivers there were.
+    pub fn publish(&mut self, channel: &[u8], message: &[u8], kind: Kind, resp3: impl Fn(usize) -> bool) -> usize {
+        let PubSub { channels, shard_channels, patterns, outbox, dirty, .. } = self;
+        let map = if kind == Kind::Channel { channels } else { shard_channels };
+        let mut receivers = 0;
+        if let Some(subs) = map.get(channel) {
+            let word: &[u8] = if kind == Kind::Shard { b"smessage" } else { b"message" };
+            // Built once and copied: RESP2 and RESP3 differ in the first byte.
+            let frame = encode_push(false, &[word, channel, message]);
+            for &cid in subs {
+                let buf = outbox_of(outbox, dirty, cid);
+                let at = buf.len();
+                buf.extend_from_slice(&frame);
+                if resp3(cid) {
+                    buf[at] = b'>';
+                }
+            }
+            receivers += subs.len();
         }
-        let buf = &mut self.outbox[cid];
-        if buf.is_empty() {
-            self.dirty.push(cid);
+        if kind == Kind::Channel && !patterns.lengths.is_empty() {
+            patterns.for_each_match(channel, |pattern, cid| {
+                let buf = outbox_of(outbox, dirty, cid);
+                push_frame(buf, resp3(cid), &[b"pmessage", pattern, channel, message]);
+                receivers += 1;
+            });
         }
-        buf.extend_from_slice(bytes);
+        receivers
     }
 
     /// Whether pushes wait for anyone (checked once per batch and turn).
@@ -315,54 +330,66 @@ impl PubSub {
 /// Largest outbox buffer kept for reuse once delivered.
 const OUTBOX_KEEP: usize = 64 << 10;
 
-/// Append a bulk string.
-fn bulk(out: &mut Vec<u8>, b: &[u8]) {
-    out.push(b'$');
-    out.extend_from_slice(b.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(b);
-    out.extend_from_slice(b"\r\n");
+/// Client `cid`'s outbox, listed in `dirty` once it gets its first bytes.
+fn outbox_of<'a>(outbox: &'a mut Vec<Vec<u8>>, dirty: &mut Vec<usize>, cid: usize) -> &'a mut Vec<u8> {
+    if outbox.len() <= cid {
+        outbox.resize_with(cid + 1, Vec::new);
+    }
+    let buf = &mut outbox[cid];
+    if buf.is_empty() {
+        dirty.push(cid);
+    }
+    buf
 }
 
-/// A message push: `*n` in RESP2, `>n` in RESP3, then the bulk parts.
+/// Append a push: `*n` in RESP2, `>n` in RESP3, then the bulk parts.
+fn push_frame(out: &mut Vec<u8>, resp3: bool, parts: &[&[u8]]) {
+    resp::decimal::push_int_line(out, Some(if resp3 { b'>' } else { b'*' }), parts.len() as i64, true);
+    for p in parts {
+        resp::decimal::push_int_line(out, Some(b'$'), p.len() as i64, true);
+        out.extend_from_slice(p);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// A push frame (see [`push_frame`]) in a buffer of its own.
 pub fn encode_push(resp3: bool, parts: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + parts.iter().map(|p| p.len() + 16).sum::<usize>());
-    out.push(if resp3 { b'>' } else { b'*' });
-    out.extend_from_slice(parts.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for p in parts {
-        bulk(&mut out, p);
-    }
+    push_frame(&mut out, resp3, parts);
     out
 }
 
 impl super::Server {
-    /// PUBLISH / SPUBLISH: queue the message for every receiver (channel
-    /// subscribers first, then pattern subscribers) and return how many
-    /// there were. Each encoding is built once, not once per subscriber.
+    /// PUBLISH / SPUBLISH (and keyspace notifications): queue the message
+    /// for every receiver and return how many there were.
     pub fn publish(&mut self, channel: &[u8], message: &[u8], kind: Kind) -> usize {
-        let (direct, by_pattern) = self.pubsub.receivers(channel, kind);
-        if direct.is_empty() && by_pattern.is_empty() {
-            return 0;
-        }
-        let word: &[u8] = if kind == Kind::Shard { b"smessage" } else { b"message" };
-        let frames = [encode_push(false, &[word, channel, message]), encode_push(true, &[word, channel, message])];
-        for &cid in &direct {
-            let resp3 = self.clients.get(cid).is_some_and(|c| c.resp == 3);
-            self.pubsub.push(cid, &frames[usize::from(resp3)]);
-        }
-        for (pattern, cid) in &by_pattern {
-            let resp3 = self.clients.get(*cid).is_some_and(|c| c.resp == 3);
-            let frame = encode_push(resp3, &[b"pmessage", pattern, channel, message]);
-            self.pubsub.push(*cid, &frame);
-        }
-        direct.len() + by_pattern.len()
+        let clients = &self.clients;
+        self.pubsub.publish(channel, message, kind, |cid| clients.get(cid).is_some_and(|c| c.resp == 3))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (pattern, subscriber) pairs a publish to `channel` reaches.
+    fn hits(ps: &PubSub, channel: &[u8]) -> Vec<(Vec<u8>, usize)> {
+        let mut out = Vec::new();
+        ps.patterns.for_each_match(channel, |p, c| out.push((p.to_vec(), c)));
+        out
+    }
+
+    /// What each client's outbox holds after a publish, by client.
+    fn delivered(ps: &mut PubSub, channel: &[u8], kind: Kind) -> (usize, Vec<(usize, Vec<u8>)>) {
+        let n = ps.publish(channel, b"m", kind, |cid| cid == 3);
+        let mut out = Vec::new();
+        for cid in ps.take_dirty() {
+            let mut buf = Vec::new();
+            ps.move_pushes(cid, &mut buf);
+            out.push((cid, buf));
+        }
+        (n, out)
+    }
 
     #[test]
     fn patterns_are_found_through_their_prefix() {
@@ -372,15 +399,13 @@ mod tests {
         ps.psubscribe(2, b"news.*");
         ps.psubscribe(2, b"*");
         ps.psubscribe(3, b"user:4[0-9]:*");
-        let (_, hits) = ps.receivers(b"news.today", Kind::Channel);
-        let mut who: Vec<_> = hits.iter().map(|(p, c)| (String::from_utf8_lossy(p).into_owned(), *c)).collect();
+        let mut who: Vec<_> =
+            hits(&ps, b"news.today").iter().map(|(p, c)| (String::from_utf8_lossy(p).into_owned(), *c)).collect();
         who.sort();
         assert_eq!(who, [("*".to_string(), 2), ("news.*".to_string(), 1), ("news.*".to_string(), 2)]);
-        let (_, hits) = ps.receivers(b"user:42:x", Kind::Channel);
-        assert_eq!(hits.iter().map(|h| h.1).collect::<Vec<_>>().len(), 2);
+        assert_eq!(hits(&ps, b"user:42:x").len(), 2);
         ps.drop_client(2);
-        let (_, hits) = ps.receivers(b"news.today", Kind::Channel);
-        assert_eq!(hits, vec![(b"news.*".to_vec(), 1)]);
+        assert_eq!(hits(&ps, b"news.today"), vec![(b"news.*".to_vec(), 1)]);
         assert_eq!(ps.pattern_count(), 2);
         ps.punsubscribe(1, b"news.*");
         ps.punsubscribe(3, b"user:4[0-9]:*");
@@ -394,8 +419,17 @@ mod tests {
         ps.subscribe(5, b"c", Kind::Channel);
         ps.subscribe(3, b"c", Kind::Channel);
         ps.subscribe(3, b"s", Kind::Shard);
-        assert_eq!(ps.receivers(b"c", Kind::Channel).0, vec![5, 3]);
-        assert_eq!(ps.receivers(b"c", Kind::Shard).0, Vec::<usize>::new());
+        ps.psubscribe(5, b"c*");
+        // Channel subscribers in subscription order (RESP3 for client 3),
+        // then pattern subscribers; shard channels have no patterns.
+        let (n, got) = delivered(&mut ps, b"c", Kind::Channel);
+        assert_eq!(n, 3);
+        let msg = |first: &[u8]| [first, &b"3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n"[..]].concat();
+        let pmsg = b"*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$1\r\nc\r\n$1\r\nm\r\n";
+        assert_eq!(got, vec![(5, [msg(b"*"), pmsg.to_vec()].concat()), (3, msg(b">"))]);
+        assert_eq!(delivered(&mut ps, b"c", Kind::Shard), (0, vec![]));
+        assert_eq!(delivered(&mut ps, b"s", Kind::Shard).1[0].1[..15], b">3\r\n$8\r\nsmessag"[..]);
+        ps.punsubscribe(5, b"c*");
         assert!(ps.unsubscribe(5, b"c", Kind::Channel));
         assert!(!ps.unsubscribe(5, b"c", Kind::Channel));
         ps.drop_client(3);
