@@ -234,3 +234,30 @@ fn a_pipelined_burst_reaches_each_subscriber_in_a_few_writes() {
     // socket buffer fills first).
     assert!(writes <= 50 * 2 + 10, "{writes} write calls for 50 subscribers");
 }
+
+#[test]
+fn own_notifications_precede_the_reply_and_own_invalidations_follow_it() {
+    // As Redis 7.0.15: a keyspace notification is written into the client's
+    // buffer while its command runs; an invalidation of a key the client
+    // itself wrote is deferred until after the reply.
+    let srv = TestServer::start(&["--notify-keyspace-events", "KEA"]);
+    let mut c = srv.client();
+    c.cmd(&["HELLO", "3"]);
+    c.cmd(&["SUBSCRIBE", "__keyevent@0__:set"]);
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\n");
+    assert_eq!(c.read_raw(), b">3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:set\r\n$1\r\na\r\n");
+    assert_eq!(c.read_raw(), b"+OK\r\n");
+    assert_eq!(c.read_raw(), b"$1\r\n1\r\n");
+    c.cmd(&["UNSUBSCRIBE"]);
+    c.cmd(&["CLIENT", "TRACKING", "on"]);
+    assert_eq!(c.cmd(&["GET", "a"]), Frame::Bulk(b"1".to_vec()));
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n2\r\n");
+    assert_eq!(c.read_raw(), b"+OK\r\n");
+    assert_eq!(c.read_raw(), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\na\r\n");
+    // Its own FLUSHDB's null invalidation comes after EXEC's whole reply.
+    c.cmd(&["MULTI"]);
+    c.cmd(&["FLUSHDB"]);
+    c.send(b"*1\r\n$4\r\nEXEC\r\n");
+    assert_eq!(c.read_raw(), b"*1\r\n+OK\r\n");
+    assert_eq!(c.read_raw(), b">2\r\n$10\r\ninvalidate\r\n_\r\n");
+}

@@ -33,7 +33,7 @@ fn dump(ctx: &mut Ctx, argv: &Argv) {
             ctx.r.bulk(&p);
         }
         None => {
-            stats.keyspace_misses += 1;
+            stats.key_miss(ctx.db, key);
             ctx.r.null();
         }
     }

@@ -53,7 +53,7 @@ fn read_hash<'c, 'a>(ctx: &'c mut Ctx<'a>, key: &[u8]) -> Result<(Option<&'c Has
     let srv = &mut *ctx.srv;
     let found = srv.keyspace.dbs[ctx.db].get_hash(key, ctx.now);
     match found {
-        Ok(None) => srv.stats.keyspace_misses += 1,
+        Ok(None) => srv.stats.key_miss(ctx.db, key),
         _ => srv.stats.keyspace_hits += 1,
     }
     match found {

@@ -37,8 +37,8 @@ fn hll_error(e: HllError) -> &'static str {
 
 /// The registers of `key` and whether it is dense: Ok(None) if missing.
 fn load(ctx: &mut Ctx, key: &[u8]) -> Result<Option<(hll::Regs, bool)>, &'static str> {
-    let now = ctx.now;
-    match ctx.dbm().get_str(key, now) {
+    // A read lookup (counted, `keymiss` when absent), as Redis's.
+    match super::string::read_str(ctx.srv, ctx.db, key, ctx.now) {
         Err(e) => Err(e.message()),
         Ok(None) => Ok(None),
         Ok(Some(s)) => {
@@ -91,8 +91,7 @@ fn pfcount(ctx: &mut Ctx, argv: &Argv) {
         return ctx.r.int(hll::count(&acc) as i64);
     }
     let key = argv.get(1);
-    let now = ctx.now;
-    let s = match ctx.dbm().get_str(key, now) {
+    let s = match super::string::read_str(ctx.srv, ctx.db, key, ctx.now) {
         Err(e) => return ctx.r.error(e.message()),
         Ok(None) => return ctx.r.int(0),
         Ok(Some(s)) => s,

@@ -79,15 +79,28 @@ fn read_peek<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c Entry> {
     let now = ctx.now;
     let srv = &mut *ctx.srv;
     let e = srv.keyspace.dbs[ctx.db].peek(key, now);
-    count_lookup(&mut srv.stats, e.is_some());
+    count_lookup(&mut srv.stats, e.is_some(), ctx.db, key);
     e
 }
 
-fn count_lookup(stats: &mut crate::server::Stats, hit: bool) {
+/// [`read_peek`] for OBJECT's subcommands: a miss is counted but sends no
+/// `keymiss` event (Redis's `LOOKUP_NONOTIFY`).
+fn object_peek<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Option<&'c Entry> {
+    let now = ctx.now;
+    let srv = &mut *ctx.srv;
+    let e = srv.keyspace.dbs[ctx.db].peek(key, now);
+    match e {
+        Some(_) => srv.stats.keyspace_hits += 1,
+        None => srv.stats.keyspace_misses += 1,
+    }
+    e
+}
+
+fn count_lookup(stats: &mut crate::server::Stats, hit: bool, db: usize, key: &[u8]) {
     if hit {
         stats.keyspace_hits += 1;
     } else {
-        stats.keyspace_misses += 1;
+        stats.key_miss(db, key);
     }
 }
 
@@ -210,7 +223,7 @@ fn touch(ctx: &mut Ctx, argv: &Argv) {
     for key in argv.iter_from(1) {
         let srv = &mut *ctx.srv;
         let hit = srv.keyspace.dbs[ctx.db].get(key, now).is_some();
-        count_lookup(&mut srv.stats, hit);
+        count_lookup(&mut srv.stats, hit, ctx.db, key);
         n += hit as i64;
     }
     ctx.r.int(n);
@@ -480,7 +493,7 @@ fn copy(ctx: &mut Ctx, argv: &Argv) {
     }
     let srv = &mut *ctx.srv;
     let found = srv.keyspace.dbs[ctx.db].copy_record(src, now);
-    count_lookup(&mut srv.stats, found.is_some());
+    count_lookup(&mut srv.stats, found.is_some(), ctx.db, src);
     let Some(record) = found else { return ctx.r.int(0) };
     let target = &mut srv.keyspace.dbs[dst_db];
     // Looked up even with REPLACE, so a stale `dst` expires first, as in Redis.
@@ -538,7 +551,7 @@ fn flushdb(ctx: &mut Ctx, argv: &Argv) {
     let n = old.0.len();
     dispose(old, n, lazy);
     ctx.dirty(n as u64);
-    ctx.srv.tracking_flush();
+    ctx.srv.tracking_flush(ctx.cid);
     ctx.r.ok();
 }
 
@@ -552,7 +565,7 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     dispose(old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
-    ctx.srv.tracking_flush();
+    ctx.srv.tracking_flush(ctx.cid);
     crate::persistence::after_flushall(ctx.srv);
     if ctx.replicating() {
         // The save above may leave the change counter where it was: the
@@ -574,9 +587,9 @@ fn lfu_policy(ctx: &Ctx) -> bool {
     ctx.srv.config.maxmemory_policy.to_ascii_lowercase().contains("lfu")
 }
 
-/// [`read_peek`] for the key's idle seconds.
+/// [`object_peek`] for the key's idle seconds.
 fn read_idle(ctx: &mut Ctx, key: &[u8]) -> Option<i64> {
-    read_peek(ctx, key)?;
+    object_peek(ctx, key)?;
     ctx.srv.keyspace.dbs[ctx.db].idle_secs(key, ctx.now)
 }
 
@@ -584,7 +597,7 @@ const POLICY_NOTE: &str =
     "Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
 fn object_encoding(ctx: &mut Ctx, argv: &Argv) {
-    match read_peek(ctx, argv.get(2)).map(|e| e.value.encoding()) {
+    match object_peek(ctx, argv.get(2)).map(|e| e.value.encoding()) {
         Some(enc) => ctx.r.bulk(enc.as_bytes()),
         None => ctx.r.null(),
     }
@@ -632,7 +645,7 @@ pub fn refcount_of(value: &Value, shared: bool) -> i64 {
 
 fn object_refcount(ctx: &mut Ctx, argv: &Argv) {
     let shared = shares_integers(&ctx.srv.config);
-    let Some(e) = read_peek(ctx, argv.get(2)) else { return ctx.r.null() };
+    let Some(e) = object_peek(ctx, argv.get(2)) else { return ctx.r.null() };
     let n = refcount_of(&e.value, shared);
     ctx.r.int(n);
 }

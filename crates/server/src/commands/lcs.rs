@@ -66,7 +66,7 @@ fn read_string(ctx: &mut Ctx, key: &[u8]) -> Option<Vec<u8>> {
     let stats = &mut ctx.srv.stats;
     match found {
         None => {
-            stats.keyspace_misses += 1;
+            stats.key_miss(ctx.db, key);
             Some(Vec::new())
         }
         Some(s) => {

@@ -58,7 +58,7 @@ pub(crate) fn read_list<'c, 'a>(
     let Ctx { srv, r, db, now, .. } = ctx;
     let found = srv.keyspace.dbs[*db].get_list(key, *now);
     match found {
-        Ok(None) => srv.stats.keyspace_misses += 1,
+        Ok(None) => srv.stats.key_miss(*db, key),
         _ => srv.stats.keyspace_hits += 1,
     }
     found.map(|o| o.map(|l| (l, r)))

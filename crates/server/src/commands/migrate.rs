@@ -299,7 +299,7 @@ fn found_keys<'a>(ctx: &mut Ctx, argv: &Argv<'a>, o: &Options) -> Vec<&'a [u8]> 
             ctx.srv.stats.keyspace_hits += 1;
             keys.push(key);
         } else {
-            ctx.srv.stats.keyspace_misses += 1;
+            ctx.srv.stats.key_miss(ctx.db, key);
         }
     }
     keys

@@ -154,14 +154,9 @@ fn punsubscribe(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn publish_to(ctx: &mut Ctx, argv: &Argv, kind: Kind) {
-    let receivers = ctx.srv.publish(argv.get(1), argv.get(2), kind);
     // A publisher subscribed to its own channel gets the message before
-    // the reply, as from Redis.
-    let mut own = Vec::new();
-    if ctx.srv.pubsub.move_pushes(ctx.cid, &mut own) {
-        ctx.r.raw(&own);
-        ctx.r.end_push();
-    }
+    // the reply (dispatch::execute puts it there).
+    let receivers = ctx.srv.publish(argv.get(1), argv.get(2), kind);
     ctx.r.int(receivers as i64);
 }
 

@@ -52,7 +52,7 @@ fn lookup<'c>(ctx: &'c mut Ctx, key: &[u8], read: bool) -> Result<Option<&'c mut
     let found = srv.keyspace.dbs[ctx.db].get_set(key, ctx.now);
     if read {
         match found {
-            Ok(None) => srv.stats.keyspace_misses += 1,
+            Ok(None) => srv.stats.key_miss(ctx.db, key),
             _ => srv.stats.keyspace_hits += 1,
         }
     }
@@ -292,9 +292,10 @@ enum Op {
 }
 
 /// Sizes of the sets at `keys` (None: missing), after checking every key's
-/// type like Redis does before computing anything.
-fn sizes(ctx: &mut Ctx, keys: &[&[u8]], read: bool) -> Result<Vec<Option<usize>>, ()> {
-    keys.iter().map(|k| lookup(ctx, k, read).map(|s| s.map(|s| s.len()))).collect()
+/// type like Redis does before computing anything. Read lookups (counted,
+/// `keymiss` when absent) for the STORE forms too, as Redis 7.0's.
+fn sizes(ctx: &mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<usize>>, ()> {
+    keys.iter().map(|k| lookup(ctx, k, true).map(|s| s.map(|s| s.len()))).collect()
 }
 
 fn members_of(ctx: &mut Ctx, key: &[u8]) -> Vec<Vec<u8>> {
@@ -312,8 +313,8 @@ fn contained(ctx: &mut Ctx, key: &[u8], m: &[u8]) -> bool {
 
 /// Intersection in the iteration order of the smallest set, at most
 /// `limit` members (0: no limit); None if some key is missing.
-fn intersect(ctx: &mut Ctx, keys: &[&[u8]], read: bool, limit: usize) -> Result<Option<Vec<Vec<u8>>>, ()> {
-    let sz = sizes(ctx, keys, read)?;
+fn intersect(ctx: &mut Ctx, keys: &[&[u8]], limit: usize) -> Result<Option<Vec<Vec<u8>>>, ()> {
+    let sz = sizes(ctx, keys)?;
     if sz.iter().any(Option::is_none) {
         return Ok(None);
     }
@@ -334,8 +335,8 @@ fn intersect(ctx: &mut Ctx, keys: &[&[u8]], read: bool, limit: usize) -> Result<
 /// Union or difference built into a fresh intset-first set, as Redis's
 /// `sunionDiffGenericCommand` does (including its choice of diff algorithm,
 /// which decides the result's encoding).
-fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], op: Op, read: bool) -> Result<Set, ()> {
-    let sz = sizes(ctx, keys, read)?;
+fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], op: Op) -> Result<Set, ()> {
+    let sz = sizes(ctx, keys)?;
     let max = max_intset(ctx);
     let mut dst = Set::new_intset();
     let present: Vec<usize> = (0..keys.len()).filter(|&i| sz[i].is_some()).collect();
@@ -411,7 +412,7 @@ fn sinter(ctx: &mut Ctx, argv: &Argv) {
         let srv = &mut *ctx.srv;
         let found = srv.keyspace.dbs[ctx.db].get_set(argv.get(1), ctx.now);
         match found {
-            Ok(None) => srv.stats.keyspace_misses += 1,
+            Ok(None) => srv.stats.key_miss(ctx.db, argv.get(1)),
             _ => srv.stats.keyspace_hits += 1,
         }
         let s = match found {
@@ -423,13 +424,13 @@ fn sinter(ctx: &mut Ctx, argv: &Argv) {
         s.for_each(|m| ctx.r.bulk(m));
         return;
     }
-    if let Ok(res) = intersect(ctx, &keys_from(argv, 1), true, 0) {
+    if let Ok(res) = intersect(ctx, &keys_from(argv, 1), 0) {
         reply_members(ctx, &res.unwrap_or_default(), true);
     }
 }
 
 fn sinterstore(ctx: &mut Ctx, argv: &Argv) {
-    if let Ok(res) = intersect(ctx, &keys_from(argv, 2), false, 0) {
+    if let Ok(res) = intersect(ctx, &keys_from(argv, 2), 0) {
         sinter_store(ctx, argv.get(1), res.unwrap_or_default());
     }
 }
@@ -456,31 +457,31 @@ fn sintercard(ctx: &mut Ctx, argv: &Argv) {
         }
     }
     let keys: Vec<&[u8]> = (2..2 + numkeys).map(|i| argv.get(i)).collect();
-    if let Ok(res) = intersect(ctx, &keys, true, limit) {
+    if let Ok(res) = intersect(ctx, &keys, limit) {
         ctx.r.int(res.map_or(0, |v| v.len()) as i64);
     }
 }
 
 fn sunion(ctx: &mut Ctx, argv: &Argv) {
-    if let Ok(set) = union_diff(ctx, &keys_from(argv, 1), Op::Union, true) {
+    if let Ok(set) = union_diff(ctx, &keys_from(argv, 1), Op::Union) {
         reply_members(ctx, &set.members(), true);
     }
 }
 
 fn sunionstore(ctx: &mut Ctx, argv: &Argv) {
-    if let Ok(set) = union_diff(ctx, &keys_from(argv, 2), Op::Union, false) {
+    if let Ok(set) = union_diff(ctx, &keys_from(argv, 2), Op::Union) {
         store(ctx, argv.get(1), set, "sunionstore");
     }
 }
 
 fn sdiff(ctx: &mut Ctx, argv: &Argv) {
-    if let Ok(set) = union_diff(ctx, &keys_from(argv, 1), Op::Diff, true) {
+    if let Ok(set) = union_diff(ctx, &keys_from(argv, 1), Op::Diff) {
         reply_members(ctx, &set.members(), true);
     }
 }
 
 fn sdiffstore(ctx: &mut Ctx, argv: &Argv) {
-    if let Ok(set) = union_diff(ctx, &keys_from(argv, 2), Op::Diff, false) {
+    if let Ok(set) = union_diff(ctx, &keys_from(argv, 2), Op::Diff) {
         store(ctx, argv.get(1), set, "sdiffstore");
     }
 }

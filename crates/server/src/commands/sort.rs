@@ -128,7 +128,7 @@ fn load(ctx: &mut Ctx, key: &[u8], o: &mut Opts) -> Result<(Vec<Item>, bool), En
     let Ctx { srv, db, now, .. } = ctx;
     let found = srv.keyspace.dbs[*db].get(key, *now);
     match found {
-        None => srv.stats.keyspace_misses += 1,
+        None => srv.stats.key_miss(*db, key),
         Some(_) => srv.stats.keyspace_hits += 1,
     }
     let Some(entry) = found else { return Ok((Vec::new(), false)) };
@@ -238,7 +238,7 @@ fn fetch(ctx: &mut Ctx, pat: &Pattern, elem: &[u8]) -> Option<Vec<u8>> {
         _ => None,
     });
     match found {
-        None => srv.stats.keyspace_misses += 1,
+        None => srv.stats.key_miss(*db, &key),
         Some(_) => srv.stats.keyspace_hits += 1,
     }
     found.flatten()

@@ -56,7 +56,7 @@ pub(crate) fn read_str<'s>(
 ) -> Result<Option<&'s mut Str>, EngineError> {
     let found = srv.keyspace.dbs[db].get_str(key, now);
     match found {
-        Ok(None) => srv.stats.keyspace_misses += 1,
+        Ok(None) => srv.stats.key_miss(db, key),
         _ => srv.stats.keyspace_hits += 1,
     }
     found

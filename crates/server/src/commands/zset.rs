@@ -47,7 +47,7 @@ pub(crate) fn read_zset<'c>(ctx: &'c mut Ctx, key: &[u8]) -> Result<Option<&'c m
     let now = ctx.now;
     let found = ctx.srv.keyspace.dbs[ctx.db].get_zset(key, now);
     match found {
-        Ok(None) => ctx.srv.stats.keyspace_misses += 1,
+        Ok(None) => ctx.srv.stats.key_miss(ctx.db, key),
         _ => ctx.srv.stats.keyspace_hits += 1,
     }
     found

@@ -95,20 +95,19 @@ fn parse_numkeys(argv: &Argv, nk: usize) -> Result<usize, String> {
 }
 
 /// Look the input keys up (WRONGTYPE stops), copying their items. Plain
-/// sets count as sorted sets whose scores are all 1, as in Redis. The STORE
-/// forms use write lookups (no keyspace hit/miss counting), as Redis.
-fn load_sources(ctx: &mut Ctx, argv: &Argv, first: usize, n: usize, store: bool) -> Result<Vec<Src>, EngineError> {
+/// sets count as sorted sets whose scores are all 1, as in Redis. Every
+/// form, STORE included, reads them with Redis's read lookup (counted, and
+/// a `keymiss` event for an absent one).
+fn load_sources(ctx: &mut Ctx, argv: &Argv, first: usize, n: usize) -> Result<Vec<Src>, EngineError> {
     (first..first + n)
         .map(|i| {
             let (now, key) = (ctx.now, argv.get(i));
             let srv = &mut *ctx.srv;
             let found = srv.keyspace.dbs[ctx.db].get(key, now);
-            if !store {
-                if found.is_some() {
-                    srv.stats.keyspace_hits += 1;
-                } else {
-                    srv.stats.keyspace_misses += 1;
-                }
+            if found.is_some() {
+                srv.stats.keyspace_hits += 1;
+            } else {
+                srv.stats.key_miss(ctx.db, key);
             }
             let items = match found.map(|e| &e.value) {
                 None => Vec::new(),
@@ -230,7 +229,7 @@ fn setop_generic(ctx: &mut Ctx, argv: &Argv, op: Op, store: bool) {
         Ok(n) => n,
         Err(e) => return ctx.r.error(&e),
     };
-    let mut srcs = match load_sources(ctx, argv, nk + 1, n, store) {
+    let mut srcs = match load_sources(ctx, argv, nk + 1, n) {
         Ok(s) => s,
         Err(e) => return ctx.r.error(e.message()),
     };
@@ -276,7 +275,7 @@ fn zintercard(ctx: &mut Ctx, argv: &Argv) {
         Ok(n) => n,
         Err(e) => return ctx.r.error(&e),
     };
-    let mut srcs = match load_sources(ctx, argv, 2, n, false) {
+    let mut srcs = match load_sources(ctx, argv, 2, n) {
         Ok(s) => s,
         Err(e) => return ctx.r.error(e.message()),
     };

@@ -234,8 +234,17 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
         }
         registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
     }
+    // Messages for this client produced up to now (its own keyspace
+    // notifications included) precede the reply, as Redis writes them into
+    // the client's buffer as they happen. Invalidations of keys this command
+    // wrote, queued next, follow it, as Redis defers them.
+    let mut pushes = Vec::new();
+    if ctx.srv.pubsub.has_pushes() {
+        ctx.srv.pubsub.move_pushes(cid, &mut pushes);
+    }
     crate::server::changes::publish(ctx.srv);
     if ctx.srv.tracking.active() {
+        ctx.srv.tracking_after_reply();
         end_caching_window(&mut ctx, argv);
     }
     let errors = ctx.r.errors as u64;
@@ -258,6 +267,9 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
             // Set by this very command (CLIENT REPLY SKIP): its own reply is dropped too.
             ctx.r.truncate_replies(reply_start);
         }
+    }
+    if !pushes.is_empty() {
+        ctx.r.insert_push(reply_start, &pushes);
     }
 }
 

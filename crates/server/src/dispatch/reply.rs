@@ -28,6 +28,11 @@ impl<'a> Reply<'a> {
     pub fn end_push(&mut self) {
         self.pushed_to = self.buf.len();
     }
+    /// Put pushes at `at` (before the replies written from there on).
+    pub fn insert_push(&mut self, at: usize, pushes: &[u8]) {
+        self.buf.splice(at..at, pushes.iter().copied());
+        self.pushed_to = self.pushed_to.max(at + pushes.len());
+    }
     /// Drop the replies written from `len` on, but not pushes.
     pub fn truncate_replies(&mut self, len: usize) {
         self.buf.truncate(len.max(self.pushed_to));

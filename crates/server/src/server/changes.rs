@@ -264,7 +264,7 @@ pub fn end_command<'a>(
     outer: Option<OuterTranslation>,
 ) -> bool {
     collect_expired(srv);
-    if srv.config.notify_keyspace_events & crate::config::NOTIFY_NEW != 0 {
+    if srv.config.notify_keyspace_events & (crate::config::NOTIFY_NEW | crate::config::NOTIFY_KEY_MISS) != 0 {
         srv.flush_engine_events();
     }
     let ch = &mut srv.changes;

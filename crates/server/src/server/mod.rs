@@ -226,6 +226,10 @@ pub struct Stats {
     pub commands: Vec<CommandStats>,
     /// Error replies by code (`ERR`, `WRONGTYPE`, ...): INFO errorstats.
     pub errors_by_code: std::collections::BTreeMap<String, u64>,
+    /// Whether read misses are logged for `keymiss` notifications (class
+    /// `m` on), and the misses logged since notify.rs last sent them.
+    pub log_misses: bool,
+    pub missed_keys: Vec<(usize, Vec<u8>)>,
 }
 
 /// Distinct error codes INFO errorstats keeps (bounded, as client input
@@ -233,6 +237,15 @@ pub struct Stats {
 pub const ERROR_CODES_MAX: usize = 128;
 
 impl Stats {
+    /// A read lookup found no `key` in `db` (Redis's `lookupKeyRead` miss).
+    #[inline]
+    pub fn key_miss(&mut self, db: usize, key: &[u8]) {
+        self.keyspace_misses += 1;
+        if self.log_misses {
+            self.missed_keys.push((db, key.to_vec()));
+        }
+    }
+
     /// Count an error reply under its code: the text before the first
     /// space within its first 32 bytes, else `ERR`, as Redis does.
     pub fn count_error(&mut self, msg: &[u8]) {

@@ -7,9 +7,11 @@
 //! Events the engine causes are logged there and turned into notifications
 //! here, before the event of the command that caused them, as in Redis:
 //! `new` for keys created (while class `n` is on) and `expired` for keys
-//! found expired (class `x`; see `changes::collect_expired`). Off, a
+//! found expired (class `x`; see `changes::collect_expired`), and `keymiss`
+//! for read lookups that found nothing (class `m`, logged by
+//! `Stats::key_miss`). Off, a
 //! notification costs one branch on the configured classes.
-use crate::config::{NOTIFY_EXPIRED, NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_NEW};
+use crate::config::{NOTIFY_EXPIRED, NOTIFY_KEYEVENT, NOTIFY_KEYSPACE, NOTIFY_KEY_MISS, NOTIFY_NEW};
 
 use super::pubsub::Kind;
 use super::Server;
@@ -54,6 +56,10 @@ impl Server {
     /// too, where Redis would interleave them.)
     pub fn flush_engine_events(&mut self) {
         super::changes::collect_expired(self);
+        // A lookup of an expired key reads `expired`, then `keymiss`.
+        for (db, key) in std::mem::take(&mut self.stats.missed_keys) {
+            self.send_notification("keymiss", db, &key);
+        }
         if self.config.notify_keyspace_events & NOTIFY_NEW != 0 {
             for db in 0..self.keyspace.dbs.len() {
                 for key in std::mem::take(&mut self.keyspace.dbs[db].new_log) {
@@ -73,6 +79,8 @@ impl Server {
     /// Keep the engine's logs on exactly while notifications need them
     /// (after CONFIG SET notify-keyspace-events).
     pub fn update_notify_tracking(&mut self) {
+        self.stats.log_misses = self.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
+        self.stats.missed_keys.clear();
         let track_new = self.config.notify_keyspace_events & NOTIFY_NEW != 0;
         for db in &mut self.keyspace.dbs {
             db.track_new = track_new;

@@ -56,6 +56,9 @@ pub struct Tracking {
     prefixes: BTreeMap<Vec<u8>, Prefix>,
     /// A command run by the running script read something.
     pub script_read: bool,
+    /// The client whose own FLUSHDB/FLUSHALL owes it a null invalidation,
+    /// sent once its reply is written (see `tracking_flush`).
+    deferred_flush: Option<usize>,
 }
 
 impl Tracking {
@@ -223,12 +226,25 @@ impl Server {
         }
     }
 
-    /// FLUSHDB / FLUSHALL: every tracking client drops its whole cache.
-    pub fn tracking_flush(&mut self) {
+    /// FLUSHDB / FLUSHALL by client `by`: every tracking client drops its
+    /// whole cache. `by`'s own message follows its reply, as Redis defers
+    /// it (so it never lands inside an EXEC reply).
+    pub fn tracking_flush(&mut self, by: usize) {
         // Entries of clients that stopped tracking go too.
         self.tracking.table.clear();
         let all: Vec<usize> = self.tracking.clients.keys().copied().collect();
         for cid in all {
+            if cid == by {
+                self.tracking.deferred_flush = Some(cid);
+            } else {
+                self.send_invalidation(cid, None);
+            }
+        }
+    }
+
+    /// After a command's reply: what `tracking_flush` deferred.
+    pub fn tracking_after_reply(&mut self) {
+        if let Some(cid) = self.tracking.deferred_flush.take() {
             self.send_invalidation(cid, None);
         }
     }
