@@ -11,6 +11,11 @@
 //! socket work plus a minimum of user space, a floor that no server with
 //! this I/O pattern goes below. `bench/floor.py` runs it beside
 //! redis-server and volley-server.
+//!
+//! For Pub/Sub fan-out (`bench/pubsub.py`) it also keeps one channel:
+//! `SUBSCRIBE` makes a connection a subscriber, and every `PUBLISH` of a
+//! turn is copied to each subscriber and written once at the end of the
+//! turn, as Volley delivers.
 use std::collections::HashMap;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -79,12 +84,64 @@ fn header(buf: &[u8], kind: u8) -> Result<Option<(usize, usize)>, String> {
 /// Append the replies of every complete frame in `input` to `out`; returns
 /// the bytes consumed.
 pub fn answer(input: &[u8], out: &mut Vec<u8>) -> Result<usize, String> {
+    answer_with(input, out, &mut Channel::default())
+}
+
+/// The one Pub/Sub channel: how many subscribe, and the messages
+/// published this turn (already framed).
+#[derive(Default)]
+pub struct Channel {
+    pub subscribers: usize,
+    pub messages: Vec<u8>,
+    /// Set when the frames just answered included a SUBSCRIBE.
+    pub joined: bool,
+}
+
+/// [`answer`], with SUBSCRIBE and PUBLISH served on `ch`.
+pub fn answer_with(input: &[u8], out: &mut Vec<u8>, ch: &mut Channel) -> Result<usize, String> {
     let mut at = 0;
     while let Some((len, (s, e))) = frame(&input[at..])? {
-        out.extend_from_slice(reply_for(&input[at + s..at + e]));
+        let name = &input[at + s..at + e];
+        // The argument after the name: channel, then message for PUBLISH.
+        let arg = |from: usize| frame_arg(&input[at..at + len], from);
+        if name.eq_ignore_ascii_case(b"SUBSCRIBE") {
+            let channel = arg(e + 2);
+            ch.subscribers += 1;
+            ch.joined = true;
+            out.extend_from_slice(b"*3\r\n$9\r\nsubscribe\r\n");
+            bulk(out, channel.0);
+            out.extend_from_slice(b":1\r\n");
+        } else if name.eq_ignore_ascii_case(b"PUBLISH") {
+            let (channel, next) = arg(e + 2);
+            let (message, _) = frame_arg(&input[at..at + len], next);
+            ch.messages.extend_from_slice(b"*3\r\n$7\r\nmessage\r\n");
+            bulk(&mut ch.messages, channel);
+            bulk(&mut ch.messages, message);
+            out.push(b':');
+            out.extend_from_slice(ch.subscribers.to_string().as_bytes());
+            out.extend_from_slice(b"\r\n");
+        } else {
+            out.extend_from_slice(reply_for(name));
+        }
         at += len;
     }
     Ok(at)
+}
+
+/// The bulk string starting at `at` of a checked frame, and where the next
+/// one starts.
+fn frame_arg(frame: &[u8], at: usize) -> (&[u8], usize) {
+    let Ok(Some((len, body))) = header(&frame[at..], b'$') else { return (&[], frame.len()) };
+    let start = at + body;
+    (&frame[start..start + len], start + len + 2)
+}
+
+fn bulk(out: &mut Vec<u8>, b: &[u8]) {
+    out.push(b'$');
+    out.extend_from_slice(b.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(b);
+    out.extend_from_slice(b"\r\n");
 }
 
 struct Client {
@@ -92,6 +149,7 @@ struct Client {
     input: Vec<u8>,
     used: usize,
     out: Vec<u8>,
+    subscriber: bool,
 }
 
 impl Client {
@@ -131,9 +189,12 @@ impl Client {
     }
 
     /// Handle one readiness event; false when the connection should close.
-    fn on_event(&mut self) -> bool {
+    fn on_event(&mut self, ch: &mut Channel) -> bool {
         let open = self.fill();
-        match answer(&self.input[..self.used], &mut self.out) {
+        ch.joined = false;
+        let answered = answer_with(&self.input[..self.used], &mut self.out, ch);
+        self.subscriber |= ch.joined;
+        match answered {
             Ok(done) => {
                 self.input.copy_within(done..self.used, 0);
                 self.used -= done;
@@ -167,6 +228,7 @@ pub fn serve(port: u16) -> io::Result<()> {
     }
     epoll_ctl(ep, libc::EPOLL_CTL_ADD, listener.as_raw_fd(), libc::EPOLLIN as u32, LISTENER)?;
     let mut clients: HashMap<u64, Client> = HashMap::new();
+    let mut ch = Channel::default();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 512];
     loop {
         // SAFETY: `events` has room for the count passed.
@@ -187,13 +249,23 @@ pub fn serve(port: u16) -> io::Result<()> {
                     let fd = stream.as_raw_fd();
                     let flags = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32;
                     epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, flags, fd as u64)?;
-                    clients.insert(fd as u64, Client { stream, input: Vec::new(), used: 0, out: Vec::new() });
+                    let client = Client { stream, input: Vec::new(), used: 0, out: Vec::new(), subscriber: false };
+                    clients.insert(fd as u64, client);
                 }
             } else if let Some(client) = clients.get_mut(&token) {
-                if !client.on_event() {
+                if !client.on_event(&mut ch) {
+                    ch.subscribers -= usize::from(client.subscriber);
                     clients.remove(&token);
                 }
             }
+        }
+        // The turn's messages: one copy and one write per subscriber.
+        if !ch.messages.is_empty() {
+            for c in clients.values_mut().filter(|c| c.subscriber) {
+                c.out.extend_from_slice(&ch.messages);
+                c.flush();
+            }
+            ch.messages.clear();
         }
     }
 }
@@ -220,6 +292,22 @@ mod tests {
             assert_eq!(answer(&input, &mut out), Ok(whole.len()), "cut at {cut}");
             assert_eq!(out, b":1\r\n");
         }
+    }
+
+    #[test]
+    fn publish_frames_the_message_for_subscribers() {
+        let mut ch = Channel::default();
+        let mut out = Vec::new();
+        answer_with(b"*2\r\n$9\r\nSUBSCRIBE\r\n$1\r\nc\r\n", &mut out, &mut ch).unwrap();
+        assert_eq!(out, b"*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n");
+        assert!(ch.joined);
+        out.clear();
+        // Two in one read: the second frame's arguments are found too.
+        let two = b"*3\r\n$7\r\nPUBLISH\r\n$1\r\nc\r\n$2\r\nhi\r\n*3\r\n$7\r\npublish\r\n$2\r\nch\r\n$0\r\n\r\n";
+        answer_with(two, &mut out, &mut ch).unwrap();
+        assert_eq!(out, b":1\r\n:1\r\n");
+        let want = b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nhi\r\n*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$0\r\n\r\n";
+        assert_eq!(ch.messages, want);
     }
 
     #[test]

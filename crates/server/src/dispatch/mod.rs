@@ -238,10 +238,7 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     // notifications included) precede the reply, as Redis writes them into
     // the client's buffer as they happen. Invalidations of keys this command
     // wrote, queued next, follow it, as Redis defers them.
-    let mut pushes = Vec::new();
-    if ctx.srv.pubsub.has_pushes() {
-        ctx.srv.pubsub.move_pushes(cid, &mut pushes);
-    }
+    let before_reply = ctx.srv.pubsub.pending_len(cid);
     crate::server::changes::publish(ctx.srv);
     if ctx.srv.tracking.active() {
         ctx.srv.tracking_after_reply();
@@ -268,9 +265,17 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
             ctx.r.truncate_replies(reply_start);
         }
     }
-    if !pushes.is_empty() {
-        ctx.r.insert_push(reply_start, &pushes);
+    if before_reply > 0 {
+        put_pushes_before_reply(&mut ctx, reply_start, before_reply);
     }
+}
+
+/// Move the first `len` bytes of the client's pushes in front of the reply
+/// that starts at `reply_start`.
+#[cold]
+fn put_pushes_before_reply(ctx: &mut Ctx, reply_start: usize, len: usize) {
+    let pushes = ctx.srv.pubsub.take_front(ctx.cid, len);
+    ctx.r.insert_push(reply_start, &pushes);
 }
 
 fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {

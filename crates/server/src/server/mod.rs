@@ -242,8 +242,13 @@ impl Stats {
     pub fn key_miss(&mut self, db: usize, key: &[u8]) {
         self.keyspace_misses += 1;
         if self.log_misses {
-            self.missed_keys.push((db, key.to_vec()));
+            self.log_miss(db, key);
         }
+    }
+
+    #[cold]
+    fn log_miss(&mut self, db: usize, key: &[u8]) {
+        self.missed_keys.push((db, key.to_vec()));
     }
 
     /// Count an error reply under its code: the text before the first

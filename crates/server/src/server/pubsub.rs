@@ -321,6 +321,27 @@ impl PubSub {
         true
     }
 
+    /// Bytes waiting for `cid` (0 at the cost of one branch when nobody
+    /// has any: checked after every command).
+    #[inline]
+    pub fn pending_len(&self, cid: usize) -> usize {
+        if self.dirty.is_empty() {
+            return 0;
+        }
+        self.outbox.get(cid).map_or(0, Vec::len)
+    }
+
+    /// The first `len` bytes waiting for `cid`, taken out.
+    pub fn take_front(&mut self, cid: usize, len: usize) -> Vec<u8> {
+        let mut front = Vec::new();
+        if len == self.pending_len(cid) {
+            self.move_pushes(cid, &mut front);
+        } else if let Some(buf) = self.outbox.get_mut(cid) {
+            front = buf.drain(..len).collect();
+        }
+        front
+    }
+
     /// Every client with pushes waiting, in the order they got their first.
     pub fn take_dirty(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.dirty)
@@ -331,6 +352,7 @@ impl PubSub {
 const OUTBOX_KEEP: usize = 64 << 10;
 
 /// Client `cid`'s outbox, listed in `dirty` once it gets its first bytes.
+#[inline]
 fn outbox_of<'a>(outbox: &'a mut Vec<Vec<u8>>, dirty: &mut Vec<usize>, cid: usize) -> &'a mut Vec<u8> {
     if outbox.len() <= cid {
         outbox.resize_with(cid + 1, Vec::new);
