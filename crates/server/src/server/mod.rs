@@ -10,6 +10,7 @@ pub mod cron;
 pub mod latency;
 pub mod monitor;
 pub mod notify;
+pub mod outbox;
 pub mod parts;
 pub mod pause;
 pub mod pubsub;

@@ -15,6 +15,7 @@
 //! hash lookups per message instead of ten thousand matches.
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::outbox::Outbox;
 use crate::engine::glob::glob_match;
 
 /// A client's subscriptions.
@@ -89,7 +90,7 @@ impl Patterns {
 
     /// Call `each(pattern, subscriber)` for every subscriber of a pattern
     /// matching `channel`.
-    fn for_each_match(&self, channel: &[u8], mut each: impl FnMut(&[u8], usize)) {
+    fn for_each_match<'p>(&'p self, channel: &[u8], mut each: impl FnMut(&'p [u8], usize)) {
         for &len in self.lengths.keys() {
             if len > channel.len() {
                 break;
@@ -113,10 +114,8 @@ pub struct PubSub {
     shard_channels: HashMap<Vec<u8>, Vec<usize>>,
     patterns: Patterns,
     clients: HashMap<usize, ClientSubs>,
-    /// Per client slot: bytes to append to its output (see module header).
-    outbox: Vec<Vec<u8>>,
-    /// Slots with something in `outbox`.
-    dirty: Vec<usize>,
+    /// Pushes waiting for delivery (see module header and outbox.rs).
+    outbox: Outbox,
     /// Clients in MONITOR mode, in the order they asked.
     pub monitors: Vec<usize>,
 }
@@ -228,9 +227,7 @@ impl PubSub {
         }
         self.clients.remove(&cid);
         self.monitors.retain(|&m| m != cid);
-        if let Some(buf) = self.outbox.get_mut(cid) {
-            *buf = Vec::new();
-        }
+        self.outbox.drop_client(cid);
     }
 
     /// Channels with subscribers (PUBSUB CHANNELS, INFO), optionally
@@ -259,35 +256,36 @@ impl PubSub {
 
     /// Queue bytes for client `cid`'s output.
     pub fn push(&mut self, cid: usize, bytes: &[u8]) {
-        outbox_of(&mut self.outbox, &mut self.dirty, cid).extend_from_slice(bytes);
+        self.outbox.push(cid, bytes);
     }
 
     /// Queue `message` on `channel` for every receiver: the channel's
     /// subscribers in subscription order, then the subscribers of each
-    /// matching pattern. `resp3(cid)` says which framing a client reads.
-    /// Returns how many receivers there were.
+    /// matching pattern. Each frame is encoded once (once per framing in
+    /// use) and shared by its receivers. `resp3(cid)` says which framing a
+    /// client reads. Returns how many receivers there were.
     pub fn publish(&mut self, channel: &[u8], message: &[u8], kind: Kind, resp3: impl Fn(usize) -> bool) -> usize {
-        let PubSub { channels, shard_channels, patterns, outbox, dirty, .. } = self;
+        let PubSub { channels, shard_channels, patterns, outbox, .. } = self;
         let map = if kind == Kind::Channel { channels } else { shard_channels };
         let mut receivers = 0;
         if let Some(subs) = map.get(channel) {
             let word: &[u8] = if kind == Kind::Shard { b"smessage" } else { b"message" };
-            // Built once and copied: RESP2 and RESP3 differ in the first byte.
-            let frame = encode_push(false, &[word, channel, message]);
+            let mut frames = Frames::default();
             for &cid in subs {
-                let buf = outbox_of(outbox, dirty, cid);
-                let at = buf.len();
-                buf.extend_from_slice(&frame);
-                if resp3(cid) {
-                    buf[at] = b'>';
-                }
+                let r = frames.get(outbox, resp3(cid), &[word, channel, message]);
+                outbox.add(cid, r);
             }
             receivers += subs.len();
         }
         if kind == Kind::Channel && !patterns.lengths.is_empty() {
+            let mut last: Option<(&[u8], Frames)> = None;
             patterns.for_each_match(channel, |pattern, cid| {
-                let buf = outbox_of(outbox, dirty, cid);
-                push_frame(buf, resp3(cid), &[b"pmessage", pattern, channel, message]);
+                if last.as_ref().is_none_or(|(p, _)| *p != pattern) {
+                    last = Some((pattern, Frames::default()));
+                }
+                let (pattern, frames) = last.as_mut().expect("set above");
+                let r = frames.get(outbox, resp3(cid), &[b"pmessage", pattern, channel, message]);
+                outbox.add(cid, r);
                 receivers += 1;
             });
         }
@@ -297,71 +295,48 @@ impl PubSub {
     /// Whether pushes wait for anyone (checked once per batch and turn).
     #[inline]
     pub fn has_pushes(&self) -> bool {
-        !self.dirty.is_empty()
+        self.outbox.has_pushes()
     }
 
-    /// Append the pushes waiting for `cid` to `out`; false if there were
-    /// none. An empty `out` is swapped with the outbox buffer instead of
-    /// copied into, so a subscriber's two buffers take turns and neither is
-    /// reallocated or freed turn after turn (buffers freed every turn had
-    /// the allocator hand pages back to the kernel and fault them in again,
-    /// which cost more than the delivery itself).
+    /// Append the pushes waiting for `cid` to `out`; false if there were none.
     pub fn move_pushes(&mut self, cid: usize, out: &mut Vec<u8>) -> bool {
-        let Some(buf) = self.outbox.get_mut(cid).filter(|b| !b.is_empty()) else { return false };
-        if out.is_empty() {
-            std::mem::swap(out, buf);
-        } else {
-            out.extend_from_slice(buf);
-            buf.clear();
-        }
-        if buf.capacity() > OUTBOX_KEEP {
-            *buf = Vec::new();
-        }
-        self.dirty.retain(|&c| c != cid);
-        true
+        self.outbox.move_to(cid, out)
     }
 
-    /// Bytes waiting for `cid` (0 at the cost of one branch when nobody
-    /// has any: checked after every command).
+    /// Bytes waiting for `cid` (one branch when nobody has any).
     #[inline]
     pub fn pending_len(&self, cid: usize) -> usize {
-        if self.dirty.is_empty() {
-            return 0;
-        }
-        self.outbox.get(cid).map_or(0, Vec::len)
+        self.outbox.pending_len(cid)
     }
 
     /// The first `len` bytes waiting for `cid`, taken out.
     pub fn take_front(&mut self, cid: usize, len: usize) -> Vec<u8> {
-        let mut front = Vec::new();
-        if len == self.pending_len(cid) {
-            self.move_pushes(cid, &mut front);
-        } else if let Some(buf) = self.outbox.get_mut(cid) {
-            front = buf.drain(..len).collect();
-        }
-        front
+        self.outbox.take_front(cid, len)
     }
 
     /// Every client with pushes waiting, in the order they got their first.
     pub fn take_dirty(&mut self) -> Vec<usize> {
-        std::mem::take(&mut self.dirty)
+        self.outbox.take_dirty()
     }
 }
 
-/// Largest outbox buffer kept for reuse once delivered.
-const OUTBOX_KEEP: usize = 64 << 10;
+/// One message's RESP2 and RESP3 frames in the outbox log, each encoded the
+/// first time a receiver needs it.
+#[derive(Default)]
+struct Frames {
+    resp2: Option<std::ops::Range<usize>>,
+    resp3: Option<std::ops::Range<usize>>,
+}
 
-/// Client `cid`'s outbox, listed in `dirty` once it gets its first bytes.
-#[inline]
-fn outbox_of<'a>(outbox: &'a mut Vec<Vec<u8>>, dirty: &mut Vec<usize>, cid: usize) -> &'a mut Vec<u8> {
-    if outbox.len() <= cid {
-        outbox.resize_with(cid + 1, Vec::new);
+impl Frames {
+    #[inline]
+    fn get(&mut self, outbox: &mut Outbox, resp3: bool, parts: &[&[u8]]) -> std::ops::Range<usize> {
+        let slot = if resp3 { &mut self.resp3 } else { &mut self.resp2 };
+        match slot {
+            Some(r) => r.clone(),
+            None => slot.insert(outbox.encode(|log| push_frame(log, resp3, parts))).clone(),
+        }
     }
-    let buf = &mut outbox[cid];
-    if buf.is_empty() {
-        dirty.push(cid);
-    }
-    buf
 }
 
 /// Append a push: `*n` in RESP2, `>n` in RESP3, then the bulk parts.
