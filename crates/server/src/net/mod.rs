@@ -419,7 +419,12 @@ impl EventLoop {
     /// Append pushes to a connection's output; a subscriber that lets them
     /// pile up past its output limit is disconnected, as by Redis.
     fn deliver(&mut self, slot: usize) {
-        let Some(conn) = self.conns.get_mut(slot) else { return };
+        let Some(conn) = self.conns.get_mut(slot) else {
+            // No connection (a pseudo-client's slot): nobody to deliver to,
+            // and the shared log is only reset once every outbox is empty.
+            self.srv.pubsub.discard_pushes(slot);
+            return;
+        };
         if !self.srv.pubsub.move_pushes(slot, &mut conn.out) {
             return;
         }

@@ -314,6 +314,11 @@ impl PubSub {
         self.outbox.take_front(cid, len)
     }
 
+    /// Drop what waits for `cid`.
+    pub fn discard_pushes(&mut self, cid: usize) {
+        self.outbox.drop_client(cid);
+    }
+
     /// Every client with pushes waiting, in the order they got their first.
     pub fn take_dirty(&mut self) -> Vec<usize> {
         self.outbox.take_dirty()
