@@ -354,6 +354,8 @@ pub struct Server {
     pub latency_events: latency::Events,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
+    /// `wants_expired()`, cached (see `changes::collect_expired`).
+    pub collecting_expired: bool,
     /// Scratch for keyspace notification channel names (notify.rs).
     pub notify_channel: Vec<u8>,
     /// Listening sockets CONFIG SET port/bind opened, for the event loop
@@ -410,6 +412,7 @@ impl Server {
             latency_events: Default::default(),
             active_expire_off: false,
             notify_channel: Vec::new(),
+            collecting_expired: false,
             rebound: None,
             pubsub: Default::default(),
             tracking: Default::default(),
