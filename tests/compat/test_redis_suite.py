@@ -63,15 +63,16 @@ NOT_RUN = {
 }
 
 
-def failures_by_unit(stdout):
-    """The `failed: <test>` lines run-suite.sh prints under each unit."""
+def failures_by_unit(stdout, marker="failed: "):
+    """The `failed: <test>` lines run-suite.sh prints under each unit (a
+    --spawn run prints `[err]: <test> in tests/<file>` instead)."""
     out, unit = {}, None
     for line in stdout.splitlines():
         if line.startswith("--- unit/"):
             unit = line.split()[1].rstrip(":")
             out.setdefault(unit, set())
-        elif unit and line.strip().startswith("failed: "):
-            out[unit].add(line.strip()[len("failed: "):])
+        elif unit and line.strip().startswith(marker):
+            out[unit].add(line.strip()[len(marker):].rsplit(" in tests/", 1)[0])
     return out
 
 
@@ -104,24 +105,12 @@ def test_partial_units_fail_only_what_they_lack():
         assert not_run == str(expected), f"{unit}: {not_run} tests did not run, expected {expected}\n{table}"
 
 
-def spawned_failures(stdout):
-    """`[err]: <test> in tests/...` lines under each unit of a --spawn run."""
-    out, unit = {}, None
-    for line in stdout.splitlines():
-        if line.startswith("--- unit/"):
-            unit = line.split()[1].rstrip(":")
-            out.setdefault(unit, set())
-        elif unit and line.strip().startswith("[err]: "):
-            out[unit].add(line.strip()[len("[err]: "):].rsplit(" in tests/", 1)[0])
-    return out
-
-
 def test_spawned_units_fail_only_what_they_lack():
     units = sorted(SPAWNED_PARTIAL)
     run = subprocess.run([str(SUITE), "--spawn", "--server", volley_bin(), *units], cwd=REPO,
                          capture_output=True, text=True, timeout=1500)
     table = run.stdout[-6000:] + run.stderr[-2000:]
-    failed = spawned_failures(run.stdout)
+    failed = failures_by_unit(run.stdout, marker="[err]: ")
     rows = {line.split()[0]: line.split() for line in run.stdout.splitlines() if line.startswith("unit/")}
     for unit in units:
         assert unit in rows, table
