@@ -374,7 +374,12 @@ fn errors_are_charged_to_the_command_that_raised_them() {
     assert_eq!(c.cmd(&["CLIENT", "UNBLOCK", &id.to_string(), "ERROR"]), int(1));
     b.read_frame();
     assert_eq!(stat(&mut c, "errorstats", "errorstat_UNBLOCKED"), "count=1");
-    assert!(stat(&mut c, "commandstats", "cmdstat_blpop").ends_with("rejected_calls=0,failed_calls=1"));
+    let blpop = stat(&mut c, "commandstats", "cmdstat_blpop");
+    assert!(blpop.starts_with("calls=1,") && blpop.ends_with("rejected_calls=0,failed_calls=1"), "{blpop}");
+    // A timeout ends the blocked command as one call that did not fail.
+    b.cmd(&["BLPOP", "q", "0.01"]);
+    let blpop = stat(&mut c, "commandstats", "cmdstat_blpop");
+    assert!(blpop.starts_with("calls=2,") && blpop.ends_with("rejected_calls=0,failed_calls=1"), "{blpop}");
     // Percentiles are shown as Redis prints doubles.
     c.cmd(&["CONFIG", "SET", "latency-tracking-info-percentiles", "0.0 50.0 99.9"]);
     assert_eq!(

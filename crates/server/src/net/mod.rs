@@ -448,16 +448,17 @@ impl EventLoop {
                     return;
                 }
             }
-            Resume::TimedOut(kind) => crate::dispatch::write_timeout_reply(&mut conn.out, resp3, kind),
+            Resume::TimedOut(kind, name) => {
+                crate::dispatch::write_timeout_reply(&mut conn.out, resp3, kind);
+                self.count_unblocked(&name, false);
+            }
             Resume::Error(name) => {
                 const TEXT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
                 crate::dispatch::Reply::new(&mut conn.out, resp3).error(TEXT);
                 self.srv.stats.error_replies += 1;
                 self.srv.stats.count_error(TEXT.as_bytes());
                 // The blocked command fails, as its own call would have.
-                if let Some(id) = self.reg.find(&name) {
-                    self.srv.stats.commands[id].failed += 1;
-                }
+                self.count_unblocked(&name, true);
             }
         }
         self.queue_flush(cid);
@@ -471,8 +472,20 @@ impl EventLoop {
             let resp3 = self.srv.clients.get(cid).is_some_and(|c| c.resp == 3);
             let Some(conn) = self.conns.get_mut(cid) else { continue };
             crate::dispatch::write_timeout_reply(&mut conn.out, resp3, b.on_timeout);
+            self.count_unblocked(b.argv.get(&[], 0), false);
             self.queue_flush(cid);
             self.again.push(cid);
+        }
+    }
+
+    /// A blocked command that ends without being served (timeout, CLIENT
+    /// UNBLOCK) counts as one call, failed or not, as Redis counts it when
+    /// it unblocks.
+    fn count_unblocked(&mut self, name: &[u8], failed: bool) {
+        if let Some(id) = self.reg.find(name) {
+            let stats = &mut self.srv.stats.commands[id];
+            stats.calls += 1;
+            stats.failed += u64::from(failed);
         }
     }
 

@@ -24,8 +24,9 @@ pub enum TimeoutReply {
 pub enum Resume {
     /// Run this command again (the pause that postponed it ended).
     Rerun(resp::Args),
-    /// CLIENT UNBLOCK ... TIMEOUT: the reply its timeout would give.
-    TimedOut(TimeoutReply),
+    /// CLIENT UNBLOCK ... TIMEOUT: the reply its timeout would give; the
+    /// name of the command, which counts as called.
+    TimedOut(TimeoutReply, Vec<u8>),
     /// CLIENT UNBLOCK ... ERROR; the name of the command it fails.
     Error(Vec<u8>),
 }
@@ -118,8 +119,8 @@ impl Blocking {
     pub fn force_unblock(&mut self, cid: usize, error: bool) -> bool {
         match self.blocked.get(&cid) {
             Some(b) if !b.postponed => {
-                let how =
-                    if error { Resume::Error(b.argv.get(&[], 0).to_vec()) } else { Resume::TimedOut(b.on_timeout) };
+                let name = b.argv.get(&[], 0).to_vec();
+                let how = if error { Resume::Error(name) } else { Resume::TimedOut(b.on_timeout, name) };
                 self.unblock(cid);
                 self.resume.push((cid, how));
                 true
