@@ -26,6 +26,7 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
     // remains; DEBUG SET-ACTIVE-EXPIRE 0 leaves expiry to lookups alone,
     // and a client pause stops it (the dataset must hold still).
     let dbs = if srv.active_expire_off || srv.pause.is_some() { &mut [][..] } else { &mut srv.keyspace.dbs[..] };
+    let expire_start = Instant::now();
     for db in dbs {
         while db.volatile_count() > 0 && start.elapsed() < budget {
             let removed = db.active_expire(EXPIRE_SLICE_BUCKETS, now_ms);
@@ -34,6 +35,8 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
             }
         }
     }
+    // As Redis's latency monitor: a slow cycle (one huge key freed, say).
+    srv.latency_sample("expire-cycle", expire_start.elapsed());
     super::changes::collect_expired(srv);
     super::changes::publish(srv);
 }

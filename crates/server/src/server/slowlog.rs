@@ -110,6 +110,16 @@ impl Server {
     /// threshold (a CONFIG SET or a new clock calibration may have moved it).
     #[cold]
     #[inline(never)]
+    /// Record `spent` under latency `event` if the latency monitor is on
+    /// and it reached `latency-monitor-threshold`.
+    pub fn latency_sample(&mut self, event: &str, spent: std::time::Duration) {
+        let monitor_ms = self.config.latency_monitor_threshold;
+        let ms = spent.as_millis() as u64;
+        if monitor_ms > 0 && ms >= monitor_ms as u64 {
+            self.latency_events.add(event, ms, unix_ms() / 1000);
+        }
+    }
+
     pub fn command_was_slow<'a, I: ExactSizeIterator<Item = &'a [u8]>>(&mut self, cid: usize, call: SlowCall<'a, I>) {
         self.config.slow_ticks = threshold_ticks(&self.config);
         let us = clock::ticks_to_us(call.spent);
