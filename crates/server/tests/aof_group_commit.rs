@@ -5,31 +5,9 @@ mod aof_support;
 mod common;
 
 use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use aof_support::*;
 use common::*;
-
-/// Trace the server's syscalls (threads too) into a file while `f` runs.
-fn traced(srv: &TestServer, args: &[&str], f: impl FnOnce()) -> String {
-    let out = srv.dir.join("strace.txt");
-    let mut tracer = Command::new("strace")
-        .args(["-f", "-o"])
-        .arg(&out)
-        .args(args)
-        .args(["-p", &srv.pid().to_string()])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("strace must be installed (tests/compat/install.sh installs it)");
-    std::thread::sleep(Duration::from_millis(500)); // let strace attach
-    f();
-    std::thread::sleep(Duration::from_millis(100));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
-    tracer.wait().unwrap();
-    std::fs::read_to_string(&out).unwrap()
-}
 
 /// `n` pipelined SETs sent with one write; all replies read.
 fn pipelined_sets(c: &mut Client, n: usize) {

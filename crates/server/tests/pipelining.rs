@@ -3,7 +3,6 @@
 //! batch (counted with strace), maxclients, and many idle connections.
 mod common;
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
@@ -139,29 +138,18 @@ fn hundred_thousand_pipelined_pings_cost_few_syscalls() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
     assert_eq!(c.cmd(&["PING"]), simple("PONG"));
-    let out = srv.dir.join("strace.txt");
-    let mut tracer = Command::new("strace")
-        .args(["-c", "-f", "-o"])
-        .arg(&out)
-        .args(["-p", &srv.pid().to_string()])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("strace must be installed (tests/compat/install.sh installs it)");
-    std::thread::sleep(Duration::from_millis(500)); // let strace attach
     let n = 100_000;
-    let req = b"PING\r\n".repeat(n);
-    let mut writer = c.stream.try_clone().unwrap();
-    let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
-    let mut got = vec![0u8; n * 7];
-    c.stream.read_exact(&mut got).unwrap();
-    t.join().unwrap();
-    assert!(got.chunks(7).all(|r| r == b"+PONG\r\n"));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
-    tracer.wait().unwrap();
-    let counts = strace_counts(&std::fs::read_to_string(&out).unwrap());
-    let writes: u64 = ["write", "writev", "sendto", "sendmsg"].iter().filter_map(|s| counts.get(*s)).sum();
-    let reads: u64 = ["read", "readv", "recvfrom", "recvmsg"].iter().filter_map(|s| counts.get(*s)).sum();
+    let trace = traced(&srv, &["-c"], || {
+        let req = b"PING\r\n".repeat(n);
+        let mut writer = c.stream.try_clone().unwrap();
+        let t = std::thread::spawn(move || writer.write_all(&req).unwrap());
+        let mut got = vec![0u8; n * 7];
+        c.stream.read_exact(&mut got).unwrap();
+        t.join().unwrap();
+        assert!(got.chunks(7).all(|r| r == b"+PONG\r\n"));
+    });
+    let counts = strace_counts(&trace);
+    let (writes, reads) = io_calls(&counts);
     eprintln!("100k pipelined PINGs: {writes} write calls, {reads} read calls ({counts:?})");
     assert!(writes > 0, "strace saw no writes: {counts:?}");
     assert!(writes < n as u64 / 100, "{writes} writes for {n} commands");

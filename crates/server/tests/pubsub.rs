@@ -181,7 +181,6 @@ impl ReadBuf for std::net::TcpStream {
 #[test]
 fn a_pipelined_burst_reaches_each_subscriber_in_a_few_writes() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
     let srv = TestServer::start(&[]);
     let subs: Vec<Client> = (0..50)
         .map(|_| {
@@ -192,42 +191,31 @@ fn a_pipelined_burst_reaches_each_subscriber_in_a_few_writes() {
         .collect();
     let mut p = srv.client();
     assert_eq!(p.cmd(&["PUBSUB", "NUMSUB", "c"]), arr(vec![bulk("c"), int(50)]));
-    let out = srv.dir.join("strace-fanout.txt");
-    let mut tracer = Command::new("strace")
-        .args(["-c", "-f", "-o"])
-        .arg(&out)
-        .args(["-p", &srv.pid().to_string()])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("strace must be installed (tests/compat/install.sh installs it)");
-    std::thread::sleep(Duration::from_millis(500)); // let strace attach
-    let readers: Vec<_> = subs
-        .into_iter()
-        .map(|mut s| {
-            std::thread::spawn(move || {
-                for i in 0..1000 {
-                    let want = format!("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$4\r\n{i:04}\r\n");
-                    assert_eq!(s.read_raw(), want.as_bytes(), "message {i}");
-                }
+    let trace = traced(&srv, &["-c"], || {
+        let readers: Vec<_> = subs
+            .into_iter()
+            .map(|mut s| {
+                std::thread::spawn(move || {
+                    for i in 0..1000 {
+                        let want = format!("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$4\r\n{i:04}\r\n");
+                        assert_eq!(s.read_raw(), want.as_bytes(), "message {i}");
+                    }
+                })
             })
-        })
-        .collect();
-    let mut burst = Vec::new();
-    for i in 0..1000 {
-        resp::encode_command(&mut burst, &["PUBLISH", "c", &format!("{i:04}")]);
-    }
-    p.stream.write_all(&burst).unwrap();
-    for _ in 0..1000 {
-        assert_eq!(p.read_frame(), int(50));
-    }
-    for r in readers {
-        r.join().unwrap();
-    }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
-    tracer.wait().unwrap();
-    let counts = strace_counts(&std::fs::read_to_string(&out).unwrap());
-    let writes: u64 = ["write", "writev", "sendto", "sendmsg"].iter().filter_map(|s| counts.get(*s)).sum();
+            .collect();
+        let mut burst = Vec::new();
+        for i in 0..1000 {
+            resp::encode_command(&mut burst, &["PUBLISH", "c", &format!("{i:04}")]);
+        }
+        p.stream.write_all(&burst).unwrap();
+        for _ in 0..1000 {
+            assert_eq!(p.read_frame(), int(50));
+        }
+        for r in readers {
+            r.join().unwrap();
+        }
+    });
+    let (writes, _) = io_calls(&strace_counts(&trace));
     eprintln!("fan-out of 1,000 messages to 50 subscribers: {writes} write calls");
     // 50,000 messages: one write each would be 50,000 calls. Batched, each
     // subscriber gets its turn's messages in one write (a few more if the

@@ -294,6 +294,34 @@ pub fn arr(items: Vec<Frame>) -> Frame {
     Frame::Array(items)
 }
 
+/// Trace the server's syscalls (threads too) with strace `args` into a
+/// file while `f` runs; returns what strace wrote.
+pub fn traced(srv: &TestServer, args: &[&str], f: impl FnOnce()) -> String {
+    let out = srv.dir.join("strace.txt");
+    let mut tracer = Command::new("strace")
+        .args(["-f", "-o"])
+        .arg(&out)
+        .args(args)
+        .args(["-p", &srv.pid().to_string()])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("strace must be installed (tests/compat/install.sh installs it)");
+    std::thread::sleep(Duration::from_millis(500)); // let strace attach
+    f();
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(tracer.id() as i32, libc::SIGINT) };
+    tracer.wait().unwrap();
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// Calls of the write family (`write`, `writev`, `sendto`, `sendmsg`) and
+/// of the read family in a [`strace_counts`] map.
+pub fn io_calls(counts: &std::collections::HashMap<String, u64>) -> (u64, u64) {
+    let sum = |names: [&str; 4]| names.iter().filter_map(|s| counts.get(*s)).sum();
+    (sum(["write", "writev", "sendto", "sendmsg"]), sum(["read", "readv", "recvfrom", "recvmsg"]))
+}
+
 /// strace's `-c` summary: calls per syscall name.
 pub fn strace_counts(summary: &str) -> std::collections::HashMap<String, u64> {
     let mut m = std::collections::HashMap::new();
