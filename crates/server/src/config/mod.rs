@@ -214,6 +214,10 @@ pub struct Config {
     pub list_max_listpack_size: i64,
     /// Hash listpack encoding limit (entries).
     pub hash_max_listpack_entries: u64,
+    /// Stream node size limit in (listpack) bytes; 0 = none.
+    pub stream_node_max_bytes: u64,
+    /// Stream node size limit in entries; 0 = none.
+    pub stream_node_max_entries: u64,
     /// Hash listpack encoding limit (value bytes).
     pub hash_max_listpack_value: u64,
     /// Set intset encoding limit (entries).
@@ -380,6 +384,8 @@ impl Config {
             lazyfree_lazy_user_flush: false,
             list_max_listpack_size: 0,
             hash_max_listpack_entries: 0,
+            stream_node_max_bytes: 0,
+            stream_node_max_entries: 0,
             hash_max_listpack_value: 0,
             set_max_intset_entries: 0,
             set_max_listpack_entries: 0,

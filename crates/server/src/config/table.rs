@@ -197,8 +197,8 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("zset-max-listpack-entries", ["zset-max-ziplist-entries"], Int(0, LONG_MAX), "128", 0, field!(zset_max_listpack_entries)),
     opt!("zset-max-listpack-value", ["zset-max-ziplist-value"], Int(0, LONG_MAX), "64", 0, field!(zset_max_listpack_value)),
     opt!("hll-sparse-max-bytes", Mem(0, MEM_MAX), "3000", 0, Acc::Other),
-    opt!("stream-node-max-bytes", Mem(0, MEM_MAX), "4096", 0, Acc::Other),
-    opt!("stream-node-max-entries", Int(0, LONG_MAX), "100", 0, Acc::Other),
+    opt!("stream-node-max-bytes", Mem(0, MEM_MAX), "4096", 0, field!(stream_node_max_bytes)),
+    opt!("stream-node-max-entries", Int(0, LONG_MAX), "100", 0, field!(stream_node_max_entries)),
     opt!("activerehashing", Bool, "yes", 0, field!(activerehashing)),
     // Monitoring.
     opt!("slowlog-log-slower-than", Int(-1, LONG_MAX), "10000", 0, field!(slowlog_log_slower_than)),

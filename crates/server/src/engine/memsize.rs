@@ -106,6 +106,7 @@ pub fn value_usage(v: &Value, samples: usize) -> usize {
         Value::Hash(h) => hash_usage(h, samples),
         Value::Set(s) => set_usage(s, samples),
         Value::ZSet(z) => block_size(size_of::<ZSet>()) + zset_usage(z, samples),
+        Value::Stream(s) => s.heap_bytes(),
     }
 }
 

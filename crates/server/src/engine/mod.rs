@@ -19,6 +19,7 @@ pub mod numeric;
 pub mod set;
 pub mod siphash;
 pub mod sort;
+pub mod stream;
 pub mod value;
 pub mod zset;
 pub mod ztree;

@@ -149,6 +149,7 @@ pub enum Value {
     Set(super::set::Set),
     ZSet(Box<super::zset::ZSet>),
     List(List),
+    Stream(Box<super::stream::Stream>),
 }
 
 impl Value {
@@ -160,6 +161,7 @@ impl Value {
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
             Value::List(_) => "list",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -171,6 +173,7 @@ impl Value {
             Value::Set(s) => s.encoding(),
             Value::ZSet(z) => z.encoding(),
             Value::List(l) => l.encoding(),
+            Value::Stream(_) => "stream",
         }
     }
 }

@@ -13,6 +13,7 @@ mod fsync;
 mod load;
 pub mod manifest;
 mod rewrite;
+mod stream;
 
 use std::fs::File;
 use std::io::{self, Write};

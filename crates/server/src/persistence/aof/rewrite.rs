@@ -196,6 +196,7 @@ fn write_value(out: &mut Vec<u8>, key: &[u8], value: &Value) {
             let mut scratch = Vec::new();
             encode(out, &[b"SET", key, s.bytes(&mut scratch)]);
         }
+        Value::Stream(s) => super::stream::rewrite_stream(out, key, s),
         Value::List(l) => {
             let items: Vec<Vec<u8>> = l.iter().map(|e| e.to_vec()).collect();
             batched(out, b"RPUSH", key, items.iter().map(|i| vec![i.as_slice()]));

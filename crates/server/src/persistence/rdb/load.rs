@@ -411,6 +411,8 @@ pub(super) fn is_empty(v: &Value) -> bool {
         Value::Set(s) => s.is_empty(),
         Value::ZSet(z) => z.is_empty(),
         Value::Hash(h) => h.is_empty(),
+        // Redis keeps empty streams (their IDs and groups still matter).
+        Value::Stream(_) => false,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod load;
 pub mod lzf;
 pub mod packed;
 pub mod save;
+pub mod stream;
 #[cfg(test)]
 mod tests;
 

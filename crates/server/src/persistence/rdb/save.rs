@@ -40,6 +40,7 @@ pub(super) fn type_of(v: &Value) -> u8 {
         Value::ZSet(_) => TYPE_ZSET_2,
         Value::Hash(Hash::Listpack(_)) => TYPE_HASH_LISTPACK,
         Value::Hash(_) => TYPE_HASH,
+        Value::Stream(_) => TYPE_STREAM_LISTPACKS_2,
     }
 }
 
@@ -49,6 +50,7 @@ pub(super) fn write_value<W: Write>(w: &mut Writer<W>, v: &Value) -> io::Result<
         Value::Str(Str::Int(i)) => w.int_string(*i),
         Value::Str(s) => w.string(s.as_slice().unwrap_or_default()),
         Value::List(l) => write_list(w, l),
+        Value::Stream(s) => super::stream::write_stream(w, s),
         Value::Set(Set::Ints(ints)) => {
             let vals: Vec<i64> = ints.iter().collect();
             w.string(&build_intset(&vals))
