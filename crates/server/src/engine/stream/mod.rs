@@ -136,7 +136,13 @@ impl Stream {
 
     /// Append an entry of `pairs` (alternating field, value) under the ID
     /// `spec` asks for; returns the ID given.
-    pub fn add(&mut self, spec: IdSpec, pairs: &[&[u8]], now_ms: i64, limits: NodeLimits) -> Result<StreamId, AddError> {
+    pub fn add(
+        &mut self,
+        spec: IdSpec,
+        pairs: &[&[u8]],
+        now_ms: i64,
+        limits: NodeLimits,
+    ) -> Result<StreamId, AddError> {
         let id = self.next_id(spec, now_ms).ok_or(AddError::NotGreater)?;
         let total: usize = pairs.iter().map(|p| p.len()).sum();
         if total > MAX_ENTRY_BYTES {
@@ -191,6 +197,12 @@ impl Stream {
     /// The first (or last) live entry's ID.
     pub fn first_live(&self) -> Option<StreamId> {
         self.range(StreamId::MIN, StreamId::MAX, false).next().map(|e| e.id)
+    }
+    /// The first entry's ID, deleted or not (Redis replays an approximate
+    /// MINID trim as exact with this).
+    pub fn first_id_with_tombstones(&self) -> Option<StreamId> {
+        let (&master, node) = self.nodes.first_key_value()?;
+        node.positions(master).next().map(|e| e.id)
     }
     pub fn last_live(&self) -> Option<StreamId> {
         self.range(StreamId::MIN, StreamId::MAX, true).next().map(|e| e.id)

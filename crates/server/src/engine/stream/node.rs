@@ -303,11 +303,7 @@ impl Node {
         let mut p = at + 1;
         let ms = master.ms + get_varint(buf, &mut p);
         let seq = master.seq.wrapping_add(unzigzag(get_varint(buf, &mut p)) as u64);
-        let nfields = if flags & FLAG_SAMEFIELDS != 0 {
-            self.master_len()
-        } else {
-            get_varint(buf, &mut p) as usize
-        };
+        let nfields = if flags & FLAG_SAMEFIELDS != 0 { self.master_len() } else { get_varint(buf, &mut p) as usize };
         let fields_at = p;
         let per = if flags & FLAG_SAMEFIELDS != 0 { 1 } else { 2 };
         for _ in 0..nfields * per {
