@@ -547,6 +547,7 @@ fn touch_watched_in_db(ctx: &mut Ctx, db: usize) {
 fn flushdb(ctx: &mut Ctx, argv: &Argv) {
     let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
     touch_watched_in_db(ctx, ctx.db);
+    ctx.srv.blocking.signal_db(ctx.db);
     let old = ctx.dbm().clear();
     let n = old.0.len();
     dispose(old, n, lazy);
@@ -559,6 +560,7 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     let Ok(lazy) = parse_flush_mode(ctx, argv) else { return ctx.syntax_error() };
     for i in 0..ctx.srv.keyspace.dbs.len() {
         touch_watched_in_db(ctx, i);
+        ctx.srv.blocking.signal_db(i);
     }
     let old: Vec<_> = ctx.srv.keyspace.dbs.iter_mut().map(|db| db.clear()).collect();
     let n: usize = old.iter().map(|d| d.0.len()).sum();

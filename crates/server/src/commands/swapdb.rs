@@ -67,27 +67,9 @@ fn touch_watched_across(ctx: &mut Ctx, db: usize, other: usize) {
     }
 }
 
-/// A client blocked on a key of `a` or `b` may now find data there: queue
-/// every such key that holds a value after the swap (the blocked command is
-/// re-run and blocks again if the value is of the wrong type).
+/// A client blocked on a key of `a` or `b` may now find data there, or
+/// (XREADGROUP) find its stream gone: re-run every waiter of both.
 fn signal_blocked(ctx: &mut Ctx, a: usize, b: usize) {
-    let srv = &mut *ctx.srv;
-    if !srv.blocking.any_waiters() {
-        return;
-    }
-    let mut ready = Vec::new();
-    for (cid, _) in srv.clients.iter() {
-        let Some(blocked) = srv.blocking.get(cid) else { continue };
-        if blocked.db != a && blocked.db != b {
-            continue;
-        }
-        for key in &blocked.keys {
-            if srv.keyspace.dbs[blocked.db].holds_live(key, ctx.now) {
-                ready.push((blocked.db, key.clone()));
-            }
-        }
-    }
-    for (db, key) in ready {
-        srv.blocking.signal(db, &key);
-    }
+    ctx.srv.blocking.signal_db(a);
+    ctx.srv.blocking.signal_db(b);
 }

@@ -392,6 +392,8 @@ impl EventLoop {
         let Some(argv) = self.srv.blocking.take_argv(cid) else { return };
         let Some(conn) = self.conns.get_mut(cid) else { return };
         self.srv.blocking.rerun = Some((cid, false));
+        self.srv.blocking.rerun_key.clear();
+        self.srv.blocking.rerun_key.extend_from_slice(ready);
         let reordered = ready_key_first(self.reg, &argv, ready);
         let run = crate::dispatch::Argv::new(&[], reordered.as_ref().unwrap_or(&argv));
         crate::dispatch::execute(&mut self.srv, self.reg, cid, &mut conn.out, &run, now);
@@ -644,6 +646,11 @@ impl EventLoop {
 fn ready_key_first(reg: &crate::dispatch::Registry, argv: &resp::Args, key: &[u8]) -> Option<resp::Args> {
     let get = |i: usize| argv.get(&[], i);
     let spec = reg.spec(reg.find(get(0))?);
+    if spec.name.starts_with("xread") {
+        // Stream reads pair each key with an ID; they serve the ready key
+        // themselves (`Blocking::rerun_key`).
+        return None;
+    }
     let positions = crate::dispatch::keys::key_positions(spec, argv.len(), get);
     let at = positions.iter().position(|&p| get(p) == key)?;
     if at == 0 {

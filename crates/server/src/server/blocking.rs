@@ -58,6 +58,9 @@ pub struct Blocking {
     /// The client whose blocked command is being re-run, and whether it
     /// asked to block again (then it keeps its place in every queue).
     pub rerun: Option<(usize, bool)>,
+    /// The key whose change woke the client being re-run (stream reads
+    /// serve from that key alone, as Redis does).
+    pub rerun_key: Vec<u8>,
     /// Clients postponed by a pause, in arrival order.
     postponed: Vec<usize>,
     /// Clients taken out of the blocked set, waiting to resume.
@@ -151,6 +154,18 @@ impl Blocking {
         let k = (db, key.to_vec());
         if self.waiters.contains_key(&k) && self.ready_set.insert(k.clone()) {
             self.ready.push(k);
+        }
+    }
+
+    /// Every key of database `db` someone waits on may have changed
+    /// (FLUSHDB, FLUSHALL, SWAPDB): queue them all; waiters that still
+    /// find nothing block again.
+    pub fn signal_db(&mut self, db: usize) {
+        let keys: Vec<DbKey> = self.waiters.keys().filter(|k| k.0 == db).cloned().collect();
+        for k in keys {
+            if self.ready_set.insert(k.clone()) {
+                self.ready.push(k);
+            }
         }
     }
 
