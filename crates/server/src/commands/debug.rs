@@ -45,6 +45,14 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
             Ok(()) => ctx.r.ok(),
             Err(e) => ctx.r.error(&e),
         },
+        ("loadaof", 2) => match crate::persistence::aof::debug_loadaof(ctx.srv, ctx.reg) {
+            Ok(()) => ctx.r.ok(),
+            Err(e) => {
+                // Redis exits when the reload fails: the dataset is gone.
+                crate::log_at!(Warning, "DEBUG LOADAOF failed: {e}");
+                std::process::exit(1);
+            }
+        },
         ("object", 3) => object(ctx, argv.get(2)),
         ("listpack", 3) => listpack(ctx, argv.get(2)),
         ("digest", 2) => {
@@ -81,6 +89,8 @@ const HELP: &[&str] = &[
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
     "POPULATE <count> [<prefix>] [<size>]",

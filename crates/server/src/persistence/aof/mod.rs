@@ -150,6 +150,27 @@ fn sync_denial(srv: &mut Server) {
     }
 }
 
+/// DEBUG LOADAOF: write out what is buffered, empty the dataset and replay
+/// the files the manifest names, as Redis does (nothing replayed is written
+/// to the AOF again).
+pub fn debug_loadaof(srv: &mut Server, reg: &'static crate::dispatch::Registry) -> Result<(), String> {
+    if aof_ref(&srv.persistence).state != State::Off {
+        flush(srv, Appendfsync::Always, true);
+        wait_commits(srv);
+    }
+    for db in srv.keyspace.dbs.iter_mut() {
+        drop(db.clear());
+    }
+    srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
+    let feeding = srv.changes.consumers.aof.take();
+    let loaded = load::load_at_start(srv, reg);
+    srv.changes.consumers.aof = feeding;
+    loaded?;
+    srv.dirty = 0;
+    crate::log_at!(Warning, "Append Only File loaded by DEBUG LOADAOF");
+    Ok(())
+}
+
 /// An AOF rewrite child finished.
 pub fn child_done(srv: &mut Server, exit: &ChildExit) {
     rewrite::child_done(srv, exit);
