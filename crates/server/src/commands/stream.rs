@@ -408,7 +408,7 @@ fn xlen(ctx: &mut Ctx, argv: &Argv) {
 // ------------------------------------------------------------ XRANGE
 
 /// A range bound: `(` makes it exclusive (then `-`/`+` are refused).
-fn bound_arg(ctx: &mut Ctx, arg: &[u8], missing_seq: u64) -> Option<(StreamId, bool)> {
+pub(crate) fn bound_arg(ctx: &mut Ctx, arg: &[u8], missing_seq: u64) -> Option<(StreamId, bool)> {
     if arg.len() > 1 && arg[0] == b'(' {
         return id_arg(ctx, &arg[1..], missing_seq, true).map(|id| (id, true));
     }

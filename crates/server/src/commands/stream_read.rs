@@ -315,7 +315,7 @@ fn serve_new(
 }
 
 /// The XCLAIM a delivery replays as (Redis's `streamPropagateXCLAIM`).
-fn xclaim_replay(names: (&[u8], &[u8]), consumer: &[u8], id: StreamId, g: &Group, now: i64) -> Vec<Vec<u8>> {
+pub(crate) fn xclaim_replay(names: (&[u8], &[u8]), consumer: &[u8], id: StreamId, g: &Group, now: i64) -> Vec<Vec<u8>> {
     let (key, group) = names;
     let count = g.pel.get(&id).map_or(1, |n| n.delivery_count);
     let time = g.pel.get(&id).map_or(now, |n| n.delivery_time);

@@ -174,6 +174,14 @@ impl<'a> Ctx<'a> {
         self.srv.changes.modified(db, key, wanted, self.cid);
     }
 
+    /// The command changed the dataset but no key as Redis signals one
+    /// (XACK, XCLAIM, XGROUP bookkeeping): WATCH, tracking and blocked
+    /// clients hear nothing, where a handler that names no key would
+    /// otherwise have every key argument touched.
+    pub fn no_key_modified(&mut self) {
+        self.srv.changes.no_key_modified();
+    }
+
     /// A keyspace event (`notify-keyspace-events`): `class` is one of
     /// `config::NOTIFY_*`, `event` Redis's name for it ("set", "lpush", ...).
     #[inline]

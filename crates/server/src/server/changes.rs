@@ -136,6 +136,12 @@ impl Changes {
         }
     }
 
+    /// The running handler changed the dataset without modifying any key
+    /// as Redis signals it (consumer-group bookkeeping): nothing is touched.
+    pub fn no_key_modified(&mut self) {
+        self.said = true;
+    }
+
     /// A key argument of a write whose handler did not name the keys it
     /// changed: assumed changed (see `dispatch::call`).
     pub fn touch(&mut self, db: usize, key: &[u8], by: usize) {

@@ -98,6 +98,28 @@ impl Group {
         self.pel.get_mut(&id)
     }
 
+    /// Claim `id` for `consumer` (XCLAIM, XAUTOCLAIM): the PEL entry moves
+    /// to it (created first when `force` and missing, as XCLAIM FORCE does,
+    /// with Redis's initial count of 1), gets `delivery_time`, and its
+    /// count becomes `retry` if given, else grows by one unless `justid`.
+    /// Returns the entry, or None when `id` is not pending and not forced.
+    pub fn claim(&mut self, id: StreamId, consumer: &Arc<[u8]>, delivery_time: i64, retry: Option<u64>, justid: bool) -> Option<&Nack> {
+        if !self.pel.contains_key(&id) {
+            self.pel.insert(id, Nack { delivery_time, delivery_count: 1, consumer: consumer.clone() });
+            if let Some(c) = self.consumers.get_mut(consumer) {
+                c.pel.insert(id);
+            }
+        }
+        let nack = self.reassign(id, consumer)?;
+        nack.delivery_time = delivery_time;
+        match retry {
+            Some(n) => nack.delivery_count = n,
+            None if !justid => nack.delivery_count += 1,
+            None => {}
+        }
+        Some(nack)
+    }
+
     /// XACK one ID: true if it was pending.
     pub fn ack(&mut self, id: StreamId) -> bool {
         let Some(nack) = self.pel.remove(&id) else { return false };
