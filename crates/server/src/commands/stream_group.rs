@@ -579,8 +579,15 @@ fn xautoclaim(ctx: &mut Ctx, argv: &Argv) {
     let mut fx = Claimed::default();
     let mut body = Vec::new();
     let mut inner = Reply::new(&mut body, r.resp3());
-    let (claimed, deleted, cursor) =
-        autoclaim_walk(s, &mut g, (key, gname, argv.get(3)), (min_idle, start, count, justid), now, &mut inner, &mut fx);
+    let (claimed, deleted, cursor) = autoclaim_walk(
+        s,
+        &mut g,
+        (key, gname, argv.get(3)),
+        (min_idle, start, count, justid),
+        now,
+        &mut inner,
+        &mut fx,
+    );
     r.array(3);
     reply_id(r, cursor);
     r.array(claimed);
