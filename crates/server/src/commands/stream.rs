@@ -105,6 +105,11 @@ pub(crate) fn reply_range(r: &mut Reply, s: &Stream, start: StreamId, end: Strea
     n
 }
 
+/// A name as Redis's `%s` prints it in an error: up to its first NUL.
+pub(crate) fn c_str(b: &[u8]) -> &[u8] {
+    b.iter().position(|&c| c == 0).map_or(b, |nul| &b[..nul])
+}
+
 /// Parse an ID argument, replying the error on failure.
 pub(crate) fn id_arg(ctx: &mut Ctx, arg: &[u8], missing_seq: u64, strict: bool) -> Option<StreamId> {
     match StreamId::parse(arg, missing_seq, strict) {

@@ -10,7 +10,7 @@
 //! wakes the XREADGROUP readers blocked on it (they fail with NOGROUP).
 use std::sync::Arc;
 
-use super::stream::{bound_arg, id_arg, int_arg, read_stream, reply_entry, reply_id, write_stream};
+use super::stream::{bound_arg, c_str, id_arg, int_arg, read_stream, reply_entry, reply_id, write_stream};
 use super::stream_read::xclaim_replay;
 use crate::config::NOTIFY_STREAM;
 use crate::dispatch::flags::*;
@@ -75,8 +75,10 @@ fn xgroup_help(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 fn subcommand_syntax_error(ctx: &mut Ctx, argv: &Argv) {
-    let sub = String::from_utf8_lossy(argv.get(1)).into_owned();
-    ctx.r.error(&format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try XGROUP HELP."));
+    let sub = c_str(argv.get(1));
+    let sub = &sub[..sub.len().min(128)];
+    let msg = [b"ERR unknown subcommand or wrong number of arguments for '", sub, b"'. Try XGROUP HELP."].concat();
+    ctx.r.error_bytes(&msg);
 }
 
 /// XGROUP's subcommands, after the shared option and key checks.
@@ -132,8 +134,8 @@ fn xgroup(ctx: &mut Ctx, argv: &Argv) {
             return ctx.r.error("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.");
         }
         Some(false) if !matches!(sub, Sub::Create | Sub::Destroy) => {
-            let (g, k) = (String::from_utf8_lossy(gname), String::from_utf8_lossy(key));
-            return ctx.r.error(&format!("NOGROUP No such consumer group '{g}' for key name '{k}'"));
+            let msg = [b"NOGROUP No such consumer group '", c_str(gname), b"' for key name '", c_str(key), b"'"];
+            return ctx.r.error_bytes(&msg.concat());
         }
         _ => {}
     }
@@ -264,8 +266,8 @@ fn xack(ctx: &mut Ctx, argv: &Argv) {
 // ------------------------------------------------------------ XPENDING
 
 fn nogroup(ctx: &mut Ctx, key: &[u8], gname: &[u8]) {
-    let (k, g) = (String::from_utf8_lossy(key), String::from_utf8_lossy(gname));
-    ctx.r.error(&format!("NOGROUP No such key '{k}' or consumer group '{g}'"));
+    let msg = [b"NOGROUP No such key '", c_str(key), b"' or consumer group '", c_str(gname), b"'"];
+    ctx.r.error_bytes(&msg.concat());
 }
 
 /// XPENDING's extended form: `[IDLE ms] start end count [consumer]`.
@@ -448,8 +450,7 @@ fn claim_options(ctx: &mut Ctx, argv: &Argv, from: usize, now: i64) -> Option<Cl
             o.last_id = id_arg(ctx, argv.get(j + 1), 0, true)?;
             j += 1;
         } else {
-            let opt = String::from_utf8_lossy(opt);
-            ctx.r.error(&format!("ERR Unrecognized XCLAIM option '{opt}'"));
+            ctx.r.error_bytes(&[b"ERR Unrecognized XCLAIM option '", c_str(opt), b"'"].concat());
             return None;
         }
         j += 1;

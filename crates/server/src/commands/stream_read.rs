@@ -13,7 +13,7 @@
 //! XGROUP CREATECONSUMER for consumers NOACK reads create).
 use std::sync::Arc;
 
-use super::stream::{id_arg, int_arg, reply_entry, reply_id, reply_range};
+use super::stream::{c_str, id_arg, int_arg, reply_entry, reply_id, reply_range};
 use crate::config::NOTIFY_STREAM;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Reply};
@@ -89,7 +89,8 @@ fn parse_args<'a>(ctx: &mut Ctx, argv: &Argv<'a>, grouped: bool) -> Option<ReadA
             a.keys_at = i + 1;
             let rest = argv.len() - a.keys_at;
             if rest % 2 != 0 {
-                ctx.r.error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.");
+                ctx.r
+                    .error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.");
                 return None;
             }
             a.n = rest / 2;
@@ -138,8 +139,14 @@ fn block_deadline(ctx: &mut Ctx, arg: &[u8]) -> Option<Option<i64>> {
 }
 
 fn nogroup(ctx: &mut Ctx, key: &[u8], group: &[u8]) {
-    let (k, g) = (String::from_utf8_lossy(key), String::from_utf8_lossy(group));
-    ctx.r.error(&format!("NOGROUP No such key '{k}' or consumer group '{g}' in XREADGROUP with GROUP option"));
+    let msg = [
+        b"NOGROUP No such key '",
+        c_str(key),
+        b"' or consumer group '",
+        c_str(group),
+        b"' in XREADGROUP with GROUP option",
+    ];
+    ctx.r.error_bytes(&msg.concat());
 }
 
 /// Resolve every ID argument (`$`, `>` or an ID), checking the keys' types
@@ -168,7 +175,11 @@ fn resolve(ctx: &mut Ctx, argv: &Argv, a: &ReadArgs) -> Option<Vec<Want>> {
                 return None;
             }
             b">" => Want::New,
-            _ => Want::After(id_arg(ctx, arg, 0, true)?),
+            // Redis keeps `>` as the largest ID: given explicitly, it means `>`.
+            _ => match id_arg(ctx, arg, 0, true)? {
+                id if a.group.is_some() && id == StreamId::MAX => Want::New,
+                id => Want::After(id),
+            },
         };
         wants.push(want);
     }
@@ -223,7 +234,13 @@ fn serve(
     let (consumer, created) = g.consumer_or_create(cname, now);
     fx.created_consumer = created;
     if created && a.noack {
-        fx.replays.push(vec![b"XGROUP".to_vec(), b"CREATECONSUMER".to_vec(), key.to_vec(), gname.to_vec(), cname.to_vec()]);
+        fx.replays.push(vec![
+            b"XGROUP".to_vec(),
+            b"CREATECONSUMER".to_vec(),
+            key.to_vec(),
+            gname.to_vec(),
+            cname.to_vec(),
+        ]);
     }
     if history {
         serve_history(out, s, &mut g, &consumer, start, count, now);
@@ -235,7 +252,15 @@ fn serve(
 
 /// The consumer's pending entries from `start`: each delivered again (a
 /// deleted entry shows as its ID with a null body).
-fn serve_history(out: &mut Reply, s: &Stream, g: &mut Group, consumer: &Arc<[u8]>, start: StreamId, count: usize, now: i64) {
+fn serve_history(
+    out: &mut Reply,
+    s: &Stream,
+    g: &mut Group,
+    consumer: &Arc<[u8]>,
+    start: StreamId,
+    count: usize,
+    now: i64,
+) {
     let ids: Vec<StreamId> = g.consumers.get(consumer).map_or_else(Vec::new, |c| {
         let it = c.pel.range(start..).copied();
         if count > 0 {

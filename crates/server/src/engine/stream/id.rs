@@ -94,6 +94,8 @@ impl StreamId {
         if arg.len() > 127 {
             return Err(INVALID_ID);
         }
+        // ... and reads it as a C string.
+        let arg = arg.iter().position(|&c| c == 0).map_or(arg, |nul| &arg[..nul]);
         match arg {
             b"-" | b"+" if strict => return Err(INVALID_ID),
             b"-" => return Ok(IdSpec::Exact(StreamId::MIN)),
@@ -120,10 +122,36 @@ impl fmt::Display for StreamId {
     }
 }
 
-/// Redis's `string2ull`: decimal digits only (a leading `-` or `+` is
-/// refused, as is overflow); an empty string is refused too.
+/// Redis's `string2ull`: a number its strict `string2ll` reads (then not
+/// negative), or else what C's `strtoull` reads whole: leading whitespace,
+/// an optional sign (`-` wraps modulo 2^64), digits, nothing after, no
+/// overflow. Clients do send such IDs (" 1", "+3", "5--0"), and Redis
+/// accepts them.
 fn parse_u64(b: &[u8]) -> Option<u64> {
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+    if let Some(v) = string2ll(b) {
+        return u64::try_from(v).ok();
+    }
+    let start = b.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))?;
+    let (negative, digits) = match &b[start..] {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let v: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(if negative { v.wrapping_neg() } else { v })
+}
+
+/// Redis's `string2ll`: `0`, or an optional `-` then digits without a
+/// leading zero, within i64.
+fn string2ll(b: &[u8]) -> Option<i64> {
+    if b == b"0" {
+        return Some(0);
+    }
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    if !matches!(digits.first(), Some(b'1'..=b'9')) || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
     std::str::from_utf8(b).ok()?.parse().ok()
@@ -145,6 +173,17 @@ mod tests {
         assert!(StreamId::parse(b"-1", 0, false).is_err());
         assert!(StreamId::parse(b"1-2-3", 0, false).is_err());
         assert!(StreamId::parse(b"18446744073709551616", 0, false).is_err());
+        // strtoull's forms, as Redis falls back to it.
+        assert_eq!(StreamId::parse(b" 1", 0, true), Ok(StreamId::new(1, 0)));
+        assert_eq!(StreamId::parse(b"+3-+1", 0, true), Ok(StreamId::new(3, 1)));
+        assert_eq!(StreamId::parse(b"5--0", 0, true), Ok(StreamId::new(5, 0)));
+        assert_eq!(StreamId::parse(b"6- -1", 0, true), Ok(StreamId::new(6, u64::MAX)));
+        assert_eq!(StreamId::parse(b"7--18446744073709551615", 0, true), Ok(StreamId::new(7, 1)));
+        assert_eq!(StreamId::parse(b"8-01", 0, true), Ok(StreamId::new(8, 1)));
+        assert_eq!(StreamId::parse(b"13\x00-7", 0, true), Ok(StreamId::new(13, 0)));
+        assert!(StreamId::parse(b"6--1", 0, true).is_err());
+        assert!(StreamId::parse(b"4-1 ", 0, true).is_err());
+        assert!(StreamId::parse(b"1- ", 0, true).is_err());
         assert_eq!(StreamId::parse_spec(b"*", 0, true, true), Ok(IdSpec::Auto));
         assert_eq!(StreamId::parse_spec(b"7-*", 0, true, true), Ok(IdSpec::AutoSeq(7)));
         assert!(StreamId::parse_spec(b"7-*", 0, true, false).is_err());
