@@ -349,6 +349,33 @@ impl Node {
     pub fn last_entry(&self, master: StreamId) -> Option<EntryPos> {
         self.positions(master).last()
     }
+
+    /// A node with these master field names and no entries yet: a node
+    /// rebuilt from a snapshot, whose master fields are given rather than
+    /// taken from a first entry.
+    pub fn with_master_fields(fields: &[&[u8]]) -> Node {
+        let mut buf = Vec::with_capacity(64);
+        put_varint(&mut buf, fields.len() as u64);
+        let mut lp = LP_OVERHEAD + lp_int_size(fields.len() as i64) + lp_int_size(0);
+        for f in fields {
+            put_varint(&mut buf, (f.len() as u64) << 1);
+            buf.extend_from_slice(f);
+            lp += lp_str_size(f);
+        }
+        let first_at = buf.len() as u32;
+        Node { buf, count: 0, deleted: 0, first_at, lp_base: lp as u32 }
+    }
+
+    /// Append an entry that is already deleted (a tombstone kept in a
+    /// snapshot): it takes its place in the node, as in Redis, but is not
+    /// live. IDs only grow: the caller checked.
+    pub fn push_deleted(&mut self, master: StreamId, id: StreamId, pairs: &[&[u8]]) {
+        let at = self.buf.len();
+        self.push(master, id, pairs);
+        self.buf[at] |= FLAG_DELETED;
+        self.count -= 1;
+        self.deleted += 1;
+    }
 }
 
 /// Walks a node's entries in order.

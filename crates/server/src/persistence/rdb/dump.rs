@@ -192,7 +192,7 @@ mod tests {
             b"\x02\x00",                                 // empty set
             b"\x02\x02\x01a\x01a",                       // duplicate set member
             b"\x04\x02\x01f\x01v\x01f\x01w",             // duplicate hash field
-            b"\x0f\x00",                                 // a stream
+            b"\x0f\x00",                                 // a truncated stream
             b"\x63",                                     // unknown type
             b"\x00\xc3\x02\x80\xff\xff\xff\xff\x00a",    // LZF with an absurd length
             b"\x0b\x08\x03\x00\x00\x00\x00\x00\x00\x00", // intset with a bad width

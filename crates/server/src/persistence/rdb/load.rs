@@ -395,8 +395,8 @@ pub(super) fn read_value<R: Read>(r: &mut Reader<R>, t: u8, lim: &Limits3, scrat
             no_duplicates(r, read, h.len())?;
             Value::Hash(h)
         }
-        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
-            return r.error("the RDB holds a stream, a type Volley does not support")
+        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | super::stream::TYPE_STREAM_LISTPACKS_3 => {
+            Value::Stream(Box::new(super::stream::read_stream(r, t)?))
         }
         TYPE_MODULE | TYPE_MODULE_2 => return r.error("the RDB holds a module value, which Volley cannot load"),
         TYPE_HASH_ZIPMAP => return r.error("the RDB holds a zipmap hash (Redis < 2.6), which Volley cannot load"),
