@@ -16,6 +16,7 @@ mod generic;
 mod memory;
 mod messaging;
 mod server;
+mod streams;
 mod strings;
 mod zset_geo;
 
@@ -301,6 +302,7 @@ static TABLES: &[Table] = &[
     messaging::TABLE,
     memory::TABLE,
     cluster::TABLE,
+    streams::TABLE,
 ];
 
 /// Every table entry, for checks that the tables and the registry agree.
