@@ -189,7 +189,9 @@ fn resolve(ctx: &mut Ctx, argv: &Argv, a: &ReadArgs) -> Option<Vec<Want>> {
 /// Where a synchronous read of `s` starts, if it has anything to serve
 /// (and whether it reads the consumer's history).
 fn sync_start(s: &Stream, want: Want, group: Option<&[u8]>) -> Option<(StreamId, bool)> {
-    let newer = |after: StreamId| s.len() > 0 && s.last_live().is_some_and(|m| m > after);
+    // last_id bounds every live ID: the walk to the last live entry is
+    // needed only when it does not settle the question.
+    let newer = |after: StreamId| s.len() > 0 && s.last_id > after && s.last_live().is_some_and(|m| m > after);
     match (want, group) {
         (Want::After(id), Some(_)) => Some((id.next().unwrap_or_default(), true)),
         (Want::New, Some(g)) => {
@@ -205,6 +207,9 @@ fn sync_start(s: &Stream, want: Want, group: Option<&[u8]>) -> Option<(StreamId,
 /// longer borrowed.
 #[derive(Default)]
 struct Effects {
+    /// Whether replays are wanted (built only then: one XCLAIM per
+    /// delivered entry is most of a group read's cost).
+    replicating: bool,
     created_consumer: bool,
     replays: Vec<Vec<Vec<u8>>>,
 }
@@ -322,7 +327,9 @@ fn serve_new(
         reply_entry(&mut inner, &e);
         if !noack {
             g.deliver(e.id, consumer, now);
-            fx.replays.push(xclaim_replay(names, consumer, e.id, g, now));
+            if fx.replicating {
+                fx.replays.push(xclaim_replay(names, consumer, e.id, g, now));
+            }
         }
         n += 1;
         if n == count {
@@ -399,14 +406,14 @@ fn read_generic(ctx: &mut Ctx, argv: &Argv, grouped: bool) {
         return serve_woken(ctx, argv, &a);
     }
     let Some(wants) = resolve(ctx, argv, &a) else { return };
-    let (now, resp3) = (ctx.now, ctx.r.resp3());
+    let (now, resp3, replicating) = (ctx.now, ctx.r.resp3(), ctx.replicating());
     let mut body = Vec::new();
     let mut served = 0;
     for (i, want) in wants.iter().enumerate() {
         let key = a.key(argv, i);
         let Ok(Some((s, _))) = super::stream::read_stream(ctx, key) else { continue };
         let Some((start, history)) = sync_start(s, *want, a.group.map(|g| g.0)) else { continue };
-        let mut fx = Effects::default();
+        let mut fx = Effects { replicating, ..Effects::default() };
         serve(&mut Reply::new(&mut body, resp3), s, key, start, history, &a, a.count, now, &mut fx);
         served += 1;
         apply(ctx, key, grouped, fx);
@@ -449,7 +456,7 @@ fn serve_woken(ctx: &mut Ctx, argv: &Argv, a: &ReadArgs) {
     ctx.srv.blocking.rerun_key = ready;
     let Some(i) = found else { return block_again(ctx, argv, a) };
     let key = a.key(argv, i);
-    let (now, db) = (ctx.now, ctx.db);
+    let (now, db, replicating) = (ctx.now, ctx.db, ctx.replicating());
     let s = match ctx.srv.keyspace.dbs[db].get_stream(key, now) {
         Ok(Some(s)) => s,
         _ if a.group.is_some() => return ctx.r.error("UNBLOCKED the stream key no longer exists"),
@@ -467,7 +474,7 @@ fn serve_woken(ctx: &mut Ctx, argv: &Argv, a: &ReadArgs) {
     }
     let count = if a.count > 0 { a.count } else { BLOCKED_DEFAULT_COUNT };
     let mut body = Vec::new();
-    let mut fx = Effects::default();
+    let mut fx = Effects { replicating, ..Effects::default() };
     let resp3 = ctx.r.resp3();
     serve(&mut Reply::new(&mut body, resp3), s, key, after.next().unwrap_or_default(), false, a, count, now, &mut fx);
     apply(ctx, key, a.group.is_some(), fx);
