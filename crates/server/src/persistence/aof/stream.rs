@@ -79,3 +79,59 @@ pub fn rewrite_stream(out: &mut Vec<u8>, key: &[u8], s: &Stream) {
         rewrite_group(out, key, name, g);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream::{IdSpec, NodeLimits};
+
+    fn cmds(list: &[&[&str]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for c in list {
+            let args: Vec<&[u8]> = c.iter().map(|a| a.as_bytes()).collect();
+            encode(&mut out, &args);
+        }
+        out
+    }
+
+    #[test]
+    fn a_stream_rewrites_as_redis_rebuilds_it() {
+        let lim = NodeLimits { max_bytes: 4096, max_entries: 100 };
+        let mut s = Stream::new();
+        for (ms, f, v) in [(1, "f", "a"), (2, "f", "12"), (3, "g", "c")] {
+            s.add(IdSpec::Exact(StreamId::new(ms, 0)), &[f.as_bytes(), v.as_bytes()], 0, lim).unwrap();
+        }
+        s.delete(&[StreamId::new(3, 0)]);
+        let mut g = Group::new(StreamId::new(2, 0), 2);
+        let (bob, _) = g.consumer_or_create(b"bob", 5);
+        g.consumer_or_create(b"al", 5);
+        g.deliver(StreamId::new(1, 0), &bob, 1_700_000_000_000);
+        g.pel.get_mut(&StreamId::new(1, 0)).unwrap().delivery_count = 3;
+        s.groups.insert(b"grp".to_vec().into_boxed_slice(), g);
+        let mut out = Vec::new();
+        rewrite_stream(&mut out, b"k", &s);
+        let want = cmds(&[
+            &["XADD", "k", "1-0", "f", "a"],
+            &["XADD", "k", "2-0", "f", "12"],
+            &["XSETID", "k", "3-0", "ENTRIESADDED", "3", "MAXDELETEDID", "3-0"],
+            &["XGROUP", "CREATE", "k", "grp", "2-0", "ENTRIESREAD", "2"],
+            &["XGROUP", "CREATECONSUMER", "k", "grp", "al"],
+            &["XCLAIM", "k", "grp", "bob", "0", "1-0", "TIME", "1700000000000", "RETRYCOUNT", "3", "JUSTID", "FORCE"],
+        ]);
+        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want));
+    }
+
+    #[test]
+    fn an_empty_stream_is_added_and_trimmed_at_once() {
+        let mut s = Stream::new();
+        s.groups.insert(b"g".to_vec().into_boxed_slice(), Group::new(StreamId::MIN, -1));
+        let mut out = Vec::new();
+        rewrite_stream(&mut out, b"e", &s);
+        let want = cmds(&[
+            &["XADD", "e", "MAXLEN", "0", "0-1", "x", "y"],
+            &["XSETID", "e", "0-0", "ENTRIESADDED", "0", "MAXDELETEDID", "0-0"],
+            &["XGROUP", "CREATE", "e", "g", "0-0", "ENTRIESREAD", "-1"],
+        ]);
+        assert_eq!(out, want);
+    }
+}

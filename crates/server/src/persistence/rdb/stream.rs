@@ -266,14 +266,21 @@ fn read_nodes<R: Read>(r: &mut Reader<R>, s: &mut Stream) -> LResult<(u64, Optio
     Ok((live, last))
 }
 
+/// A group PEL entry as read, before a consumer's PEL names its owner.
+struct Pending {
+    time: i64,
+    count: u64,
+    owner: Option<Arc<[u8]>>,
+}
+
 /// A group's PEL and consumers (the consumers' PELs name the owners).
 fn read_group_pels<R: Read>(r: &mut Reader<R>, g: &mut Group, t: u8) -> LResult<()> {
-    let mut pel: BTreeMap<StreamId, (i64, u64, Option<Arc<[u8]>>)> = BTreeMap::new();
+    let mut pel: BTreeMap<StreamId, Pending> = BTreeMap::new();
     for _ in 0..r.length()? {
         let id = raw_id(r)?;
         let time = r.u64_le()? as i64;
         let count = r.length()?;
-        if pel.insert(id, (time, count, None)).is_some() {
+        if pel.insert(id, Pending { time, count, owner: None }).is_some() {
             return r.error("duplicated global PEL entry in a stream consumer group");
         }
     }
@@ -289,19 +296,19 @@ fn read_group_pels<R: Read>(r: &mut Reader<R>, g: &mut Group, t: u8) -> LResult<
             let Some(slot) = pel.get_mut(&id) else {
                 return r.error("consumer PEL entry not found in its group's PEL");
             };
-            if slot.2.is_some() {
+            if slot.owner.is_some() {
                 return r.error("stream PEL entry owned by two consumers");
             }
-            slot.2 = Some(name.clone());
+            slot.owner = Some(name.clone());
             c.pel.insert(id);
         }
         if g.consumers.insert(name, c).is_some() {
             return r.error("duplicate stream consumer");
         }
     }
-    for (id, (delivery_time, delivery_count, owner)) in pel {
-        let Some(consumer) = owner else { return r.error("stream group PEL entry without a consumer") };
-        g.pel.insert(id, Nack { delivery_time, delivery_count, consumer });
+    for (id, p) in pel {
+        let Some(consumer) = p.owner else { return r.error("stream group PEL entry without a consumer") };
+        g.pel.insert(id, Nack { delivery_time: p.time, delivery_count: p.count, consumer });
     }
     Ok(())
 }
