@@ -29,6 +29,7 @@ pub mod slowlog;
 pub mod sort;
 pub mod stream;
 mod stream_group;
+mod stream_info;
 mod stream_read;
 pub mod string;
 pub mod swapdb;
@@ -65,6 +66,7 @@ pub fn register_all(r: &mut Registry) {
     stream::register(r);
     stream_read::register(r);
     stream_group::register(r);
+    stream_info::register(r);
     persistence::register(r);
     replication::register(r);
     cluster::register(r);

@@ -6,6 +6,7 @@
 //! `group`.
 pub mod group;
 pub mod id;
+mod info;
 pub mod node;
 
 use std::collections::{btree_map, BTreeMap};
