@@ -98,6 +98,27 @@ pub(super) const TABLE: Table = &[
             oneof("id", &[a("id", Str), t("new_id", "$")]),
             a("entries_read", Int).tok("ENTRIESREAD").opt(),
         ])),
+    ("xinfo", m("A container for stream introspection commands", "5.0.0", "stream").cx("Depends on subcommand.")),
+    ("xinfo|consumers", m("List the consumers in a consumer group", "5.0.0", "stream").cx("O(1)").tips(&["nondeterministic_output"])
+        .keys(&[ks(RO | ACCESS, Index(2), Range(0, 1, 0))])
+        .args(&[
+            a("key", Key).ks(0),
+            a("groupname", Str),
+        ])),
+    ("xinfo|groups", m("List the consumer groups of a stream", "5.0.0", "stream").cx("O(1)")
+        .keys(&[ks(RO | ACCESS, Index(2), Range(0, 1, 0))])
+        .hist(&[("7.0.0", "Added the `entries-read` and `lag` fields")])
+        .args(&[
+            a("key", Key).ks(0),
+        ])),
+    ("xinfo|help", m("Show helpful text about the different subcommands", "5.0.0", "stream").cx("O(1)")),
+    ("xinfo|stream", m("Get information about a stream", "5.0.0", "stream").cx("O(1)")
+        .keys(&[ks(RO | ACCESS, Index(2), Range(0, 1, 0))])
+        .hist(&[("6.0.0", "Added the `FULL` modifier."), ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields")])
+        .args(&[
+            a("key", Key).ks(0),
+            block("full", &[a("count", Int).tok("COUNT").opt()]).tok("FULL").opt(),
+        ])),
     ("xlen", m("Return the number of entries in a stream", "5.0.0", "stream").cx("O(1)")
         .keys(&[ks(RO, Index(1), Range(0, 1, 0))])
         .args(&[
