@@ -23,15 +23,12 @@ PASSING = [
     "unit/bitfield", "unit/scan", "unit/hyperloglog", "unit/quit", "unit/functions", "unit/geo", "unit/sort",
     "unit/dump", "unit/bitops", "unit/type/set", "unit/type/zset", "unit/slowlog", "unit/type/list",
     "unit/type/hash", "unit/expire", "unit/querybuf", "unit/introspection", "unit/keyspace", "unit/multi",
-    "unit/pubsub", "unit/type/stream", "unit/type/stream-cgroups",
+    "unit/pubsub", "unit/type/stream", "unit/type/stream-cgroups", "unit/introspection-2",
 ]
 
 
 # unit -> {test name: what it needs}
 PARTIAL = {
-    "unit/introspection-2": {
-        "COMMAND GETKEYS XGROUP": "XGROUP's key specs",
-    },
     "unit/scripting": {
         "Script ACL check": "ACL",
         "reject script do not cause a Lua stack leak": "maxmemory",

@@ -517,7 +517,7 @@ fn xsetid(ctx: &mut Ctx, argv: &Argv) {
         Ok(None) => return ctx.r.error("ERR no such key"),
         Ok(Some((s, _))) => s,
     };
-    if s.len() > 0 {
+    if !s.is_empty() {
         if s.last_live().is_some_and(|last| id < last) {
             return ctx.r.error("ERR The ID specified in XSETID is smaller than the target stream top item");
         }

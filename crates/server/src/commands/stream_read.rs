@@ -88,7 +88,7 @@ fn parse_args<'a>(ctx: &mut Ctx, argv: &Argv<'a>, grouped: bool) -> Option<ReadA
         } else if argv.is(i, "streams") && more > 0 {
             a.keys_at = i + 1;
             let rest = argv.len() - a.keys_at;
-            if rest % 2 != 0 {
+            if !rest.is_multiple_of(2) {
                 ctx.r
                     .error("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.");
                 return None;
@@ -191,7 +191,7 @@ fn resolve(ctx: &mut Ctx, argv: &Argv, a: &ReadArgs) -> Option<Vec<Want>> {
 fn sync_start(s: &Stream, want: Want, group: Option<&[u8]>) -> Option<(StreamId, bool)> {
     // last_id bounds every live ID: the walk to the last live entry is
     // needed only when it does not settle the question.
-    let newer = |after: StreamId| s.len() > 0 && s.last_id > after && s.last_live().is_some_and(|m| m > after);
+    let newer = |after: StreamId| !s.is_empty() && s.last_id > after && s.last_live().is_some_and(|m| m > after);
     match (want, group) {
         (Want::After(id), Some(_)) => Some((id.next().unwrap_or_default(), true)),
         (Want::New, Some(g)) => {
