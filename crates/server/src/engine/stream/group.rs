@@ -103,7 +103,14 @@ impl Group {
     /// with Redis's initial count of 1), gets `delivery_time`, and its
     /// count becomes `retry` if given, else grows by one unless `justid`.
     /// Returns the entry, or None when `id` is not pending and not forced.
-    pub fn claim(&mut self, id: StreamId, consumer: &Arc<[u8]>, delivery_time: i64, retry: Option<u64>, justid: bool) -> Option<&Nack> {
+    pub fn claim(
+        &mut self,
+        id: StreamId,
+        consumer: &Arc<[u8]>,
+        delivery_time: i64,
+        retry: Option<u64>,
+        justid: bool,
+    ) -> Option<&Nack> {
         if let std::collections::btree_map::Entry::Vacant(slot) = self.pel.entry(id) {
             slot.insert(Nack { delivery_time, delivery_count: 1, consumer: consumer.clone() });
             if let Some(c) = self.consumers.get_mut(consumer) {
