@@ -32,11 +32,20 @@ fn xadd_ids_errors_and_trims() {
     let mut c = srv.client();
     assert_eq!(c.cmd(&["XADD", "s", "5-1", "a", "1"]), bulk("5-1"));
     assert_eq!(c.cmd(&["XADD", "s", "5-*", "a", "2"]), bulk("5-2"));
-    assert_eq!(c.cmd(&["XADD", "s", "5-2", "a", "3"]), err("ERR The ID specified in XADD is equal or smaller than the target stream top item"));
+    assert_eq!(
+        c.cmd(&["XADD", "s", "5-2", "a", "3"]),
+        err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+    );
     assert_eq!(c.cmd(&["XADD", "s", "0-0", "a", "3"]), err("ERR The ID specified in XADD must be greater than 0-0"));
     assert_eq!(c.cmd(&["XADD", "s", "5-3", "a"]), err("ERR wrong number of arguments for 'xadd' command"));
-    assert_eq!(c.cmd(&["XADD", "s", "LIMIT", "5", "*", "a", "1"]), err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"));
-    assert_eq!(c.cmd(&["XADD", "s", "MAXLEN", "1", "LIMIT", "5", "*", "a", "1"]), err("ERR syntax error, LIMIT cannot be used without the special ~ option"));
+    assert_eq!(
+        c.cmd(&["XADD", "s", "LIMIT", "5", "*", "a", "1"]),
+        err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+    );
+    assert_eq!(
+        c.cmd(&["XADD", "s", "MAXLEN", "1", "LIMIT", "5", "*", "a", "1"]),
+        err("ERR syntax error, LIMIT cannot be used without the special ~ option")
+    );
     assert_eq!(c.cmd(&["XADD", "nope", "NOMKSTREAM", "*", "a", "1"]), Frame::Null);
     assert_eq!(c.cmd(&["EXISTS", "nope"]), int(0));
     assert_eq!(c.cmd(&["XRANGE", "s", "(5-1", "+"]), arr(vec![entry("5-2", &["a", "2"])]));
