@@ -59,6 +59,21 @@ pub struct Stream {
     pub entries_added: u64,
     /// Consumer groups by name.
     pub groups: BTreeMap<Box<[u8]>, Group>,
+    /// The tail node's last entry, which the next entry is stored
+    /// relative to (see `node`).
+    tail: TailCache,
+}
+
+/// (master ID of the tail node, ID of its last entry), when known. A
+/// cache, not state: a stream loaded, or whose tail node went, finds its
+/// tail's last entry by walking the node once. Ignored by equality.
+#[derive(Debug, Clone, Copy, Default)]
+struct TailCache(Option<(StreamId, StreamId)>);
+
+impl PartialEq for TailCache {
+    fn eq(&self, _: &TailCache) -> bool {
+        true
+    }
 }
 
 /// A live entry met by a range walk.
@@ -102,7 +117,8 @@ impl Stream {
 
     /// Put a node back as it was (RDB load, copies): the caller keeps
     /// `length` and the IDs consistent through [`Stream::set_meta`].
-    pub fn insert_node(&mut self, master: StreamId, node: Node) {
+    pub fn insert_node(&mut self, master: StreamId, mut node: Node) {
+        node.shrink();
         self.nodes.insert(master, node);
     }
 
@@ -167,7 +183,13 @@ impl Stream {
         }
         let mut tail = self.nodes.last_entry().expect("a tail node exists");
         let master = *tail.key();
-        tail.get_mut().push(master, id, pairs);
+        let prev = match self.tail.0 {
+            _ if tail.get().total() == 0 => master,
+            Some((m, last)) if m == master => last,
+            _ => tail.get().last_entry(master).map_or(master, |e| e.id),
+        };
+        tail.get_mut().push(master, prev, id, pairs);
+        self.tail = TailCache(Some((master, id)));
         self.length += 1;
         self.entries_added += 1;
         self.last_id = id;
@@ -187,7 +209,7 @@ impl Stream {
             Some(k) => self.nodes.range(k..=end),
             None => self.nodes.range(..=end),
         };
-        Range { nodes, cur: None, at: 0, rev_pos: Vec::new(), start, end, rev, done: empty }
+        Range { nodes, cur: None, at: 0, prev: StreamId::MIN, rev_pos: Vec::new(), start, end, rev, done: empty }
     }
 
     /// The live entry `id`, if there is one.
@@ -358,6 +380,9 @@ pub struct Range<'a> {
     nodes: btree_map::Range<'a, StreamId, Node>,
     cur: Option<(StreamId, &'a Node)>,
     at: usize,
+    /// The ID of the entry before `at` (node entries are stored relative
+    /// to it).
+    prev: StreamId,
     rev_pos: Vec<EntryPos>,
     start: StreamId,
     end: StreamId,
@@ -368,10 +393,11 @@ pub struct Range<'a> {
 impl<'a> Range<'a> {
     fn next_forward(&mut self) -> Option<Entry<'a>> {
         loop {
-            if let Some((master, node)) = self.cur {
+            if let Some((_, node)) = self.cur {
                 if !node.is_end(self.at) {
-                    let pos = node.entry_at(master, self.at);
+                    let pos = node.entry_at(self.prev, self.at);
                     self.at = pos.end;
+                    self.prev = pos.id;
                     if pos.deleted() || pos.id < self.start {
                         continue;
                     }
@@ -385,6 +411,7 @@ impl<'a> Range<'a> {
             let (&master, node) = self.nodes.next()?;
             self.cur = Some((master, node));
             self.at = node.first_at();
+            self.prev = master;
         }
     }
 

@@ -92,3 +92,26 @@ fn entries_read_estimates_match_redis_cases() {
     s.delete(&[id(5, 0)]);
     assert_eq!(s.entries_up_to(id(1, 0)), None);
 }
+
+#[test]
+fn appends_follow_the_tail_nodes_last_entry_when_the_tail_changes() {
+    let two = NodeLimits { max_bytes: 4096, max_entries: 2 };
+    let mut s = Stream::new();
+    for i in 1..=3 {
+        s.add(IdSpec::Exact(id(i, 0)), &[b"f", b"v"], 0, two).unwrap();
+    }
+    // The tail node [3] goes; with a larger limit the next entry joins
+    // [1, 2], stored after 2, not after the 3 the stream remembers.
+    assert_eq!(s.delete(&[id(3, 0)]), 1);
+    s.add(IdSpec::Exact(id(4, 7)), &[b"f", b"v"], 0, LIMITS).unwrap();
+    assert_eq!(s.node_count(), 1);
+    assert_eq!(ids(s.range(StreamId::MIN, StreamId::MAX, false)), [id(1, 0), id(2, 0), id(4, 7)]);
+    // A stream rebuilt node by node (as a load does) knows no tail yet.
+    let mut copy = Stream::new();
+    for (&master, node) in s.nodes() {
+        copy.insert_node(master, node.clone());
+    }
+    copy.set_meta(s.len(), s.last_id, s.first_id, s.max_deleted, s.entries_added);
+    copy.add(IdSpec::Exact(id(4, 9)), &[b"f", b"v"], 0, LIMITS).unwrap();
+    assert_eq!(ids(copy.range(StreamId::MIN, StreamId::MAX, true)), [id(4, 9), id(4, 7), id(2, 0), id(1, 0)]);
+}

@@ -222,10 +222,11 @@ fn node_from(master: StreamId, items: &[Vec<u8>]) -> Result<(Node, StreamId), St
         if n == 0 || el.int("entry element count")? != want as i64 {
             return Err(format!("stream entry {id} has a bad field or element count"));
         }
+        let after = prev.unwrap_or(master);
         if flags & i64::from(FLAG_DELETED) != 0 {
-            node.push_deleted(master, id, &pairs);
+            node.push_deleted(master, after, id, &pairs);
         } else {
-            node.push(master, id, &pairs);
+            node.push(master, after, id, &pairs);
         }
         prev = Some(id);
     }
