@@ -53,7 +53,6 @@ SPAWNED = {
     },
     "unit/pubsubshard": {"setup replication for following tests": "replication (REPLICAOF)"},
     "unit/info": {
-        "errorstats: failed call within LUA": "errors of commands a script calls are not yet counted in errorstats",
         "errorstats: rejected call by OOM error": "maxmemory",
         "errorstats: rejected call by authorization error": "ACL",
     },

@@ -387,3 +387,40 @@ fn errors_are_charged_to_the_command_that_raised_them() {
         arr(vec![bulk("latency-tracking-info-percentiles"), bulk("0 50 99.9")])
     );
 }
+
+/// Errors of commands a script runs are counted when they happen; the
+/// script's own error reply then fails EVAL without counting them again,
+/// unless the script made the error itself (as Redis 7.0 counts them).
+#[test]
+fn script_command_errors_are_counted_once() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let stat = |c: &mut Client, section: &str, name: &str| -> String {
+        let all = text(c.cmd(&["INFO", section]));
+        let prefix = format!("{name}:");
+        all.lines().find(|l| l.starts_with(&prefix)).map(|l| l[prefix.len()..].to_string()).unwrap_or_default()
+    };
+    let cases: &[(&str, &str, &str)] = &[
+        // (script, errorstats line, total_error_replies)
+        ("redis.pcall('XGROUP', 'CREATECONSUMER', 'nokey', 'g', 'c') return 1", "errorstat_ERR:count=1", "1"),
+        ("return redis.call('SELECT', 99)", "errorstat_ERR:count=1", "1"),
+        ("return redis.pcall('LPUSH', KEYS[1], 'x')", "errorstat_WRONGTYPE:count=1", "1"),
+        ("return redis.call('NOSUCH')", "errorstat_ERR:count=1", "1"),
+        ("local t = redis.pcall('SET', 'x') return 1", "errorstat_ERR:count=1", "1"),
+        ("return redis.error_reply('MINE here')", "errorstat_MINE:count=1", "1"),
+        ("return {redis.pcall('SELECT', 99), redis.pcall('SELECT', 98)}", "errorstat_ERR:count=2", "2"),
+    ];
+    c.cmd(&["SET", "str", "v"]);
+    for (script, line, total) in cases {
+        c.cmd(&["CONFIG", "RESETSTAT"]);
+        c.cmd(&["EVAL", script, "1", "str"]);
+        let errorstats = text(c.cmd(&["INFO", "errorstats"]));
+        assert!(errorstats.lines().any(|l| l == *line) && errorstats.lines().count() == 2, "{script}: {errorstats}");
+        assert_eq!(stat(&mut c, "stats", "total_error_replies"), *total, "{script}");
+    }
+    // The script's error reply still fails EVAL.
+    c.cmd(&["CONFIG", "RESETSTAT"]);
+    c.cmd(&["EVAL", "return redis.call('SELECT', 99)", "0"]);
+    assert!(stat(&mut c, "commandstats", "cmdstat_eval").ends_with("failed_calls=1"));
+    assert!(stat(&mut c, "commandstats", "cmdstat_select").ends_with("failed_calls=1"));
+}

@@ -252,11 +252,7 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
         ctx.srv.tracking_after_reply();
         end_caching_window(&mut ctx, argv);
     }
-    let errors = ctx.r.errors as u64;
-    ctx.srv.stats.error_replies += errors;
-    if errors > 0 {
-        count_error_codes(&mut ctx);
-    }
+    count_errors(ctx.srv, &ctx.r);
     ctx.srv.stats.commands_processed += u64::from(!blocked_now(&ctx));
     let Some(client) = ctx.srv.clients.get_mut(cid) else {
         return;
@@ -354,12 +350,21 @@ fn queue_in_transaction(ctx: &mut Ctx, id: registry::CommandId, spec: &CommandSp
     true
 }
 
-/// INFO errorstats: each error reply of the command under its code.
+/// INFO `total_error_replies` and errorstats: the error replies written
+/// to `r`, each under its code (a client's command, or one a script ran).
+#[inline]
+pub fn count_errors(srv: &mut Server, r: &Reply) {
+    let errors = u64::from(r.errors - r.counted_elsewhere);
+    srv.stats.error_replies += errors;
+    if errors > 0 {
+        count_error_codes(srv, r);
+    }
+}
+
 #[cold]
-fn count_error_codes(ctx: &mut Ctx) {
-    let texts: Vec<Vec<u8>> = ctx.r.error_texts().map(|t| t[..t.len().min(32)].to_vec()).collect();
-    for t in texts {
-        ctx.srv.stats.count_error(&t);
+fn count_error_codes(srv: &mut Server, r: &Reply) {
+    for t in r.error_texts() {
+        srv.stats.count_error(&t[..t.len().min(32)]);
     }
 }
 

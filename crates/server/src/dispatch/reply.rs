@@ -18,11 +18,15 @@ pub struct Reply<'a> {
     /// Where each error reply starts in the buffer (INFO errorstats reads
     /// their codes); empty unless an error was written.
     pub error_starts: Vec<usize>,
+    /// Of `errors`, those already counted in INFO's error statistics when
+    /// they first happened (a script's failed `redis.call` returned or
+    /// raised as the script's own error).
+    pub counted_elsewhere: u32,
 }
 
 impl<'a> Reply<'a> {
     pub fn new(buf: &'a mut Vec<u8>, resp3: bool) -> Self {
-        Reply { buf, resp3, errors: 0, charged: 0, pushed_to: 0, error_starts: Vec::new() }
+        Reply { buf, resp3, errors: 0, charged: 0, pushed_to: 0, error_starts: Vec::new(), counted_elsewhere: 0 }
     }
     /// What was written so far are pushes, kept whatever CLIENT REPLY says.
     pub fn end_push(&mut self) {
@@ -90,6 +94,16 @@ impl<'a> Reply<'a> {
     pub fn error_bytes(&mut self, msg: &[u8]) {
         self.errors += 1;
         self.error_starts.push(self.buf.len());
+        self.error_line(msg);
+    }
+    /// An error line that fails the command but whose error was counted in
+    /// INFO errorstats and `total_error_replies` where it happened.
+    pub fn error_counted_elsewhere(&mut self, msg: &[u8]) {
+        self.errors += 1;
+        self.counted_elsewhere += 1;
+        self.error_line(msg);
+    }
+    fn error_line(&mut self, msg: &[u8]) {
         self.buf.push(b'-');
         self.buf.extend(msg.iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
         self.buf.extend_from_slice(b"\r\n");

@@ -50,7 +50,10 @@ fn build_args(args: &MultiValue) -> Result<resp::Args, ()> {
 }
 
 /// Run one command line for the script, its reply into the shared reply
-/// buffer; Err(error text) when the script rules refuse it.
+/// buffer; Err(error text) when the script rules refuse it. Either way an
+/// error is counted in INFO's error statistics here, when it happens, as
+/// Redis counts it (the script's own error reply, if it returns or raises
+/// this one, is then not counted again).
 pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> {
     // SAFETY: called from a script, see `Shared::server`.
     let Some(srv) = (unsafe { shared.server() }) else {
@@ -58,16 +61,21 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
     };
     let argv = Argv::new(&[], argv_owned);
     let reg = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running").reg;
+    let refused = |srv: &mut Server, msg: Vec<u8>| {
+        srv.stats.error_replies += 1;
+        srv.stats.count_error(&msg);
+        Err(msg)
+    };
     let (id, spec) = match reg.lookup(&argv) {
         Lookup::Found(id, spec) => (id, spec),
         Lookup::Rejected(msg, _) if msg.starts_with(b"ERR wrong number of arguments") => {
-            return Err(b"ERR Wrong number of args calling Redis command from script".to_vec())
+            return refused(srv, b"ERR Wrong number of args calling Redis command from script".to_vec())
         }
-        Lookup::Rejected(..) => return Err(b"ERR Unknown Redis command called from script".to_vec()),
+        Lookup::Rejected(..) => return refused(srv, b"ERR Unknown Redis command called from script".to_vec()),
     };
     if let Err(msg) = allowed(srv, spec) {
         srv.stats.commands[id].rejected += 1;
-        return Err(msg.into_bytes());
+        return refused(srv, msg.into_bytes());
     }
     let mut out = shared.reply_buf.borrow_mut();
     out.clear();
@@ -113,6 +121,7 @@ fn run_command(
     let (cid, db, now, resp3, reg) = (run.cid, run.db, run.now, run.resp == 3, run.reg);
     let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: false, from_script: true };
     dispatch::call(&mut ctx, id, spec, argv);
+    dispatch::count_errors(ctx.srv, &ctx.r);
     let db = ctx.db;
     if let Some(run) = srv.scripting.get_mut::<Scripting>().running.as_mut() {
         run.db = db;

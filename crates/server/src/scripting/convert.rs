@@ -82,7 +82,11 @@ unsafe fn write_table(l: *mut lua_State, t: c_int, r: &mut Reply, lua_resp3: boo
     unsafe {
         ffi::luaL_checkstack(l, 6, c"reply too deeply nested".as_ptr());
         if get_field(l, t, c"err") == ffi::LUA_TSTRING {
-            r.error_bytes(string_at(l, -1));
+            if counted_already(l, t) {
+                r.error_counted_elsewhere(string_at(l, -1));
+            } else {
+                r.error_bytes(string_at(l, -1));
+            }
             return pop(l);
         }
         pop(l);
@@ -218,14 +222,28 @@ fn verbatim(r: &mut Reply, fmt: &[u8], s: &[u8]) {
     r.raw(b"\r\n");
 }
 
+/// Whether the error table at `t` holds an error already counted in INFO's
+/// error statistics (one a `redis.call` got; see `stack::push_err`).
+unsafe fn counted_already(l: *mut lua_State, t: c_int) -> bool {
+    // SAFETY: one push, popped.
+    unsafe {
+        let counted =
+            get_field(l, t, super::stack::IGNORE_STATS) == ffi::LUA_TBOOLEAN && ffi::lua_toboolean(l, -1) != 0;
+        pop(l);
+        counted
+    }
+}
+
 /// The error reply for a failed run from the error value at `idx`: the
-/// `err` text, plus where it happened (`script: <sha>, on @user_script:N.`).
+/// `err` text, plus where it happened (`script: <sha>, on @user_script:N.`),
+/// and whether the error was already counted in INFO's error statistics.
 ///
 /// # Safety
 /// `idx` must be a valid absolute index of `l`.
-pub unsafe fn script_error(l: *mut lua_State, idx: c_int, sha: &str, killed: bool) -> Vec<u8> {
+pub unsafe fn script_error(l: *mut lua_State, idx: c_int, sha: &str, killed: bool) -> (Vec<u8>, bool) {
     // SAFETY: raw reads; every push is popped.
     unsafe {
+        let counted = !killed && ffi::lua_type(l, idx) == ffi::LUA_TTABLE && counted_already(l, idx);
         let (mut msg, line) = match ffi::lua_type(l, idx) {
             ffi::LUA_TTABLE => {
                 let msg = match get_field(l, idx, c"err") {
@@ -249,6 +267,6 @@ pub unsafe fn script_error(l: *mut lua_State, idx: c_int, sha: &str, killed: boo
             None if killed => msg.extend_from_slice(format!(" script: {sha}, on @user_script:1.").as_bytes()),
             None => msg.extend_from_slice(format!(" script: {sha}").as_bytes()),
         }
-        msg
+        (msg, counted)
     }
 }

@@ -150,8 +150,10 @@ pub(super) unsafe extern "C-unwind" fn run_job(l: *mut lua_State) -> c_int {
         if ffi::lua_toboolean(l, 3) != 0 {
             convert::write_value(l, 4, job.reply, resp3, 0);
         } else {
-            let msg = convert::script_error(l, 4, job.sha, killed);
-            job.reply.error_bytes(&msg);
+            match convert::script_error(l, 4, job.sha, killed) {
+                (msg, true) => job.reply.error_counted_elsewhere(&msg),
+                (msg, false) => job.reply.error_bytes(&msg),
+            }
         }
         0
     }

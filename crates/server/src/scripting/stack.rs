@@ -46,8 +46,8 @@ unsafe fn generic(l: *mut lua_State, raise: bool) -> c_int {
         // The arguments were copied out in phase 1. Popping them gives the
         // reply the room a call with thousands of arguments (`unpack`) took.
         ffi::lua_settop(l, 0);
-        if failed {
-            push_err(l, reply);
+        if let Some(counted) = failed {
+            push_err(l, reply, counted);
             if raise {
                 ffi::lua_error(l);
             }
@@ -60,35 +60,37 @@ unsafe fn generic(l: *mut lua_State, raise: bool) -> c_int {
     1
 }
 
-/// Read the arguments and run the command; true if it failed, with the
-/// error text (no leading `-`) in the reply buffer.
-unsafe fn run(l: *mut lua_State, shared: &Shared) -> bool {
+/// Read the arguments and run the command. On failure, the error text
+/// (no leading `-`) is in the reply buffer and the result says whether
+/// the error was counted in INFO's error statistics (every error but bad
+/// arguments, which never reached a command).
+unsafe fn run(l: *mut lua_State, shared: &Shared) -> Option<bool> {
     // SAFETY: a plain stack query.
     let argc = unsafe { ffi::lua_gettop(l) };
     let mut args = shared.args.borrow_mut();
     // SAFETY: indexes 1..=argc are on the stack.
     if let Err(msg) = unsafe { read_args(l, argc, &mut args, &mut shared.arg_buf.borrow_mut()) } {
-        return set_error(shared, msg);
+        return set_error(shared, msg, false);
     }
     if let Err(msg) = call::execute(shared, &args) {
-        return set_error(shared, &msg);
+        return set_error(shared, &msg, true);
     }
     let mut out = shared.reply_buf.borrow_mut();
     if out.first() != Some(&b'-') {
-        return false;
+        return None;
     }
     // An error reply: keep its text only.
     let len = out.len().saturating_sub(2);
     out.truncate(len);
     out.remove(0);
-    true
+    Some(true)
 }
 
-fn set_error(shared: &Shared, msg: &[u8]) -> bool {
+fn set_error(shared: &Shared, msg: &[u8], counted: bool) -> Option<bool> {
     let mut out = shared.reply_buf.borrow_mut();
     out.clear();
     out.extend_from_slice(msg);
-    true
+    Some(counted)
 }
 
 /// Strings as they are, numbers as Redis prints them (`%lld` if integral,
@@ -130,15 +132,24 @@ unsafe fn read_args(
     Ok(())
 }
 
-/// `{err = text}` on the stack.
-unsafe fn push_err(l: *mut lua_State, text: &[u8]) {
+/// `{err = text}` on the stack; an error already `counted` in INFO's
+/// error statistics carries Redis's `ignore_error_stats_update = true`, so
+/// that returning or raising it does not count it again.
+unsafe fn push_err(l: *mut lua_State, text: &[u8], counted: bool) {
     // SAFETY: plain pushes on a stack with room for them.
     unsafe {
-        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_createtable(l, 0, 2);
         ffi::lua_pushlstring(l, text.as_ptr() as *const _, text.len());
         ffi::lua_setfield(l, -2, c"err".as_ptr());
+        if counted {
+            ffi::lua_pushboolean(l, 1);
+            ffi::lua_setfield(l, -2, IGNORE_STATS.as_ptr());
+        }
     }
 }
+
+/// The field marking an error table whose error was already counted.
+pub(super) const IGNORE_STATS: &std::ffi::CStr = c"ignore_error_stats_update";
 
 /// `{name = <top of stack>}`, replacing the top.
 unsafe fn wrap_top(l: *mut lua_State, name: &std::ffi::CStr) {
@@ -191,7 +202,7 @@ unsafe fn push_reply(l: *mut lua_State, buf: &[u8], pos: &mut usize) {
                 push_str(l, text);
                 wrap_top(l, c"ok");
             }
-            b'-' => push_err(l, text),
+            b'-' => push_err(l, text, true),
             b':' => ffi::lua_pushnumber(l, count(text) as f64),
             b'$' | b'=' => {
                 let n = count(text);
