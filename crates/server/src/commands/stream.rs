@@ -110,6 +110,12 @@ pub(crate) fn c_str(b: &[u8]) -> &[u8] {
     b.iter().position(|&c| c == 0).map_or(b, |nul| &b[..nul])
 }
 
+/// Redis's NOGROUP for XGROUP and XINFO CONSUMERS.
+pub(crate) fn no_such_group(r: &mut Reply, key: &[u8], group: &[u8]) {
+    let msg = [b"NOGROUP No such consumer group '", c_str(group), b"' for key name '", c_str(key), b"'"];
+    r.error_bytes(&msg.concat());
+}
+
 /// Parse an ID argument, replying the error on failure.
 pub(crate) fn id_arg(ctx: &mut Ctx, arg: &[u8], missing_seq: u64, strict: bool) -> Option<StreamId> {
     match StreamId::parse(arg, missing_seq, strict) {

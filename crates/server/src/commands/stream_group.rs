@@ -10,7 +10,9 @@
 //! wakes the XREADGROUP readers blocked on it (they fail with NOGROUP).
 use std::sync::Arc;
 
-use super::stream::{bound_arg, c_str, id_arg, int_arg, read_stream, reply_entry, reply_id, write_stream};
+use super::stream::{
+    bound_arg, c_str, id_arg, int_arg, no_such_group, read_stream, reply_entry, reply_id, write_stream,
+};
 use super::stream_read::xclaim_replay;
 use crate::config::NOTIFY_STREAM;
 use crate::dispatch::flags::*;
@@ -134,8 +136,7 @@ fn xgroup(ctx: &mut Ctx, argv: &Argv) {
             return ctx.r.error("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.");
         }
         Some(false) if !matches!(sub, Sub::Create | Sub::Destroy) => {
-            let msg = [b"NOGROUP No such consumer group '", c_str(gname), b"' for key name '", c_str(key), b"'"];
-            return ctx.r.error_bytes(&msg.concat());
+            return no_such_group(&mut ctx.r, key, gname);
         }
         _ => {}
     }

@@ -10,7 +10,7 @@ use crate::engine::stream::group::ENTRIES_READ_UNKNOWN;
 use crate::engine::stream::{Group, Stream, StreamId};
 use crate::spec;
 
-use super::stream::{reply_entry, reply_id, reply_range};
+use super::stream::{no_such_group, reply_entry, reply_id, reply_range};
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
 const KEY2: (i32, i32, i32) = (2, 2, 1);
@@ -106,12 +106,7 @@ fn xinfo_consumers(ctx: &mut Ctx, argv: &Argv) {
     let now = ctx.now;
     let Some((s, r)) = stream_arg(ctx, argv) else { return };
     let Some(g) = s.groups.get(argv.get(3)) else {
-        let mut msg = b"NOGROUP No such consumer group '".to_vec();
-        msg.extend(argv.get(3).iter().take_while(|&&b| b != 0));
-        msg.extend_from_slice(b"' for key name '");
-        msg.extend(argv.get(2).iter().take_while(|&&b| b != 0));
-        msg.push(b'\'');
-        return r.error_bytes(&msg);
+        return no_such_group(r, argv.get(2), argv.get(3));
     };
     r.array(g.consumers.len());
     for (name, c) in &g.consumers {
