@@ -45,7 +45,7 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
             Ok(()) => ctx.r.ok(),
             Err(e) => ctx.r.error(&e),
         },
-        ("loadaof", 2) => match crate::persistence::aof::debug_loadaof(ctx.srv, ctx.reg) {
+        ("loadaof", 2) => match crate::persistence::debug_loadaof(ctx.srv, ctx.reg) {
             Ok(()) => ctx.r.ok(),
             Err(e) => {
                 // Redis exits when the reload fails: the dataset is gone.

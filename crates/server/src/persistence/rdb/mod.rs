@@ -12,8 +12,11 @@ pub mod functions;
 pub mod load;
 pub mod lzf;
 pub mod packed;
+pub mod reader;
 pub mod save;
 pub mod stream;
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;
 

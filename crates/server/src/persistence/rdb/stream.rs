@@ -21,8 +21,8 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use super::format::{Writer, TYPE_STREAM_LISTPACKS};
-use super::load::{LoadError, Reader};
 use super::packed::{self, LpBuilder};
+use super::reader::{LoadError, Reader};
 use crate::engine::numeric::parse_i64;
 use crate::engine::stream::group::ENTRIES_READ_UNKNOWN;
 use crate::engine::stream::node::{FLAG_DELETED, FLAG_SAMEFIELDS};
@@ -43,7 +43,7 @@ fn push_val(lp: &mut LpBuilder, v: Val<'_>) {
 }
 
 /// One node as the listpack Redis keeps for it.
-fn node_listpack(master: StreamId, node: &Node) -> Vec<u8> {
+pub(super) fn node_listpack(master: StreamId, node: &Node) -> Vec<u8> {
     let mut lp = LpBuilder::default();
     lp.push_int(node.count() as i64);
     lp.push_int(node.deleted() as i64);
@@ -77,7 +77,7 @@ fn node_listpack(master: StreamId, node: &Node) -> Vec<u8> {
     lp.finish()
 }
 
-fn write_id<W: Write>(w: &mut Writer<W>, id: StreamId) -> io::Result<()> {
+pub(super) fn write_id<W: Write>(w: &mut Writer<W>, id: StreamId) -> io::Result<()> {
     w.length(id.ms)?;
     w.length(id.seq)
 }
@@ -91,7 +91,7 @@ fn write_group<W: Write>(w: &mut Writer<W>, name: &[u8], g: &Group) -> io::Resul
 }
 
 /// A group's PEL, then its consumers with their own PELs.
-fn write_pels<W: Write>(w: &mut Writer<W>, g: &Group) -> io::Result<()> {
+pub(super) fn write_pels<W: Write>(w: &mut Writer<W>, g: &Group) -> io::Result<()> {
     w.length(g.pel.len() as u64)?;
     for (id, nack) in &g.pel {
         w.raw(&id.to_be_bytes())?;
@@ -359,7 +359,3 @@ pub fn read_stream<R: Read>(r: &mut Reader<R>, t: u8) -> LResult<Stream> {
     read_groups(r, &mut s, t)?;
     Ok(s)
 }
-
-#[cfg(test)]
-#[path = "stream_tests.rs"]
-mod tests;

@@ -3,8 +3,13 @@
 //! written by redis-server 7.0.15 decoded and re-encoded to the same bytes,
 //! the older STREAM_LISTPACKS type, and damaged input refused without a
 //! panic.
-use super::*;
+use super::format::{Writer, TYPE_STREAM_LISTPACKS};
+use super::packed::LpBuilder;
+use super::reader::{LoadError, Reader};
+use super::stream::*;
 use crate::config::Config;
+use crate::engine::stream::group::ENTRIES_READ_UNKNOWN;
+use crate::engine::stream::{Group, Stream, StreamId};
 use crate::engine::stream::{IdSpec, NodeLimits, Trim};
 use crate::engine::{Keyspace, Value};
 use crate::persistence::rdb::dump::{dump_value, restore_value, DumpError};
