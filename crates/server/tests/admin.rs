@@ -343,15 +343,17 @@ fn getkeys_reads_numkeys() {
     assert!(items(items(info[0].clone())[2].clone()).contains(&simple("movablekeys")));
 }
 
+/// The value of `name` in INFO `section`, empty when absent.
+fn stat(c: &mut Client, section: &str, name: &str) -> String {
+    let all = text(c.cmd(&["INFO", section]));
+    let prefix = format!("{name}:");
+    all.lines().find(|l| l.starts_with(&prefix)).map(|l| l[prefix.len()..].to_string()).unwrap_or_default()
+}
+
 #[test]
 fn errors_are_charged_to_the_command_that_raised_them() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
-    let stat = |c: &mut Client, section: &str, name: &str| -> String {
-        let all = text(c.cmd(&["INFO", section]));
-        let prefix = format!("{name}:");
-        all.lines().find(|l| l.starts_with(&prefix)).map(|l| l[prefix.len()..].to_string()).unwrap_or_default()
-    };
     // Wrong arity: rejected, not called.
     c.cmd(&["SET", "k"]);
     assert!(stat(&mut c, "commandstats", "cmdstat_set").starts_with("calls=0,"), "set stats");
@@ -395,11 +397,6 @@ fn errors_are_charged_to_the_command_that_raised_them() {
 fn script_command_errors_are_counted_once() {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
-    let stat = |c: &mut Client, section: &str, name: &str| -> String {
-        let all = text(c.cmd(&["INFO", section]));
-        let prefix = format!("{name}:");
-        all.lines().find(|l| l.starts_with(&prefix)).map(|l| l[prefix.len()..].to_string()).unwrap_or_default()
-    };
     let cases: &[(&str, &str, &str)] = &[
         // (script, errorstats line, total_error_replies)
         ("redis.pcall('XGROUP', 'CREATECONSUMER', 'nokey', 'g', 'c') return 1", "errorstat_ERR:count=1", "1"),

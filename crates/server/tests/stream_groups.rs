@@ -146,3 +146,42 @@ fn claims_reach_the_aof_as_xclaim_and_replay_the_same_pel() {
     let read = c.cmd(&["XREADGROUP", "GROUP", "g", "erin", "STREAMS", "s", ">"]);
     assert_eq!(read, arr(vec![arr(vec![bulk("s"), arr(vec![entry("6-0", &["n", "6"])])])]));
 }
+
+#[test]
+fn claim_option_errors_and_time_clamp() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    c.cmd(&["XADD", "s", "1-0", "n", "1"]);
+    c.cmd(&["XGROUP", "CREATE", "s", "g", "0"]);
+    c.cmd(&["XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">"]);
+    let not_int = "ERR value is not an integer or out of range";
+    let cases: &[(&[&str], &str)] = &[
+        (&["XCLAIM", "s", "g", "b", "x", "1-0"], "ERR Invalid min-idle-time argument for XCLAIM"),
+        (&["XCLAIM", "s", "g", "b", "0", "1-0", "IDLE", "x"], "ERR Invalid IDLE option argument for XCLAIM"),
+        (&["XCLAIM", "s", "g", "b", "0", "1-0", "TIME", "x"], "ERR Invalid TIME option argument for XCLAIM"),
+        (
+            &["XCLAIM", "s", "g", "b", "0", "1-0", "RETRYCOUNT", "x"],
+            "ERR Invalid RETRYCOUNT option argument for XCLAIM",
+        ),
+        (
+            &["XCLAIM", "s", "g", "b", "0", "1-0", "LASTID", "bad"],
+            "ERR Invalid stream ID specified as stream command argument",
+        ),
+        (&["XAUTOCLAIM", "s", "g", "b", "x", "0"], "ERR Invalid min-idle-time argument for XAUTOCLAIM"),
+        (&["XAUTOCLAIM", "s", "g", "b", "0", "0", "COUNT", "x"], "ERR COUNT must be > 0"),
+        (&["XAUTOCLAIM", "s", "g", "b", "0", "0", "FOO"], "ERR syntax error"),
+        (&["XPENDING", "s", "g", "IDLE", "x", "-", "+", "10"], not_int),
+        (&["XPENDING", "s", "g", "-", "+", "x"], not_int),
+    ];
+    for (args, want) in cases {
+        assert_eq!(c.cmd(args), err(want), "{args:?}");
+    }
+    // Nothing was claimed by the failed calls.
+    assert_eq!(pending_rows(&mut c, &["XPENDING", "s", "g", "-", "+", "10"]), vec![("1-0".into(), "a".into(), 1)]);
+    // A delivery time in the future is taken as now: the idle time is small, not negative.
+    assert_eq!(c.cmd(&["XCLAIM", "s", "g", "b", "0", "1-0", "TIME", "99999999999999", "JUSTID"]), ids(&["1-0"]));
+    let Frame::Array(rows) = c.cmd(&["XPENDING", "s", "g", "-", "+", "10"]) else { panic!("no rows") };
+    let Frame::Array(row) = &rows[0] else { panic!("no row") };
+    assert!(matches!(row[2], Frame::Integer(idle) if (0..5_000).contains(&idle)), "{row:?}");
+    assert_eq!((&row[1], &row[3]), (&bulk("b"), &int(1)));
+}

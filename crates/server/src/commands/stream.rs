@@ -110,6 +110,15 @@ pub(crate) fn c_str(b: &[u8]) -> &[u8] {
     b.iter().position(|&c| c == 0).map_or(b, |nul| &b[..nul])
 }
 
+/// Redis's `addReplySubcommandSyntaxError` for XGROUP and XINFO, naming
+/// the subcommand as typed (as `%.128s` prints it).
+pub(crate) fn subcommand_syntax_error(r: &mut Reply, container: &str, argv: &Argv) {
+    let sub = c_str(argv.get(1));
+    let sub = &sub[..sub.len().min(128)];
+    let msg = [b"ERR unknown subcommand or wrong number of arguments for '", sub, b"'. Try "].concat();
+    r.error_bytes(&[msg.as_slice(), container.as_bytes(), b" HELP."].concat());
+}
+
 /// Redis's NOGROUP for XGROUP and XINFO CONSUMERS.
 pub(crate) fn no_such_group(r: &mut Reply, key: &[u8], group: &[u8]) {
     let msg = [b"NOGROUP No such consumer group '", c_str(group), b"' for key name '", c_str(key), b"'"];

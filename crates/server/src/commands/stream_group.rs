@@ -77,10 +77,7 @@ fn xgroup_help(ctx: &mut Ctx, _argv: &Argv) {
 }
 
 fn subcommand_syntax_error(ctx: &mut Ctx, argv: &Argv) {
-    let sub = c_str(argv.get(1));
-    let sub = &sub[..sub.len().min(128)];
-    let msg = [b"ERR unknown subcommand or wrong number of arguments for '", sub, b"'. Try XGROUP HELP."].concat();
-    ctx.r.error_bytes(&msg);
+    super::stream::subcommand_syntax_error(&mut ctx.r, "XGROUP", argv);
 }
 
 /// XGROUP's subcommands, after the shared option and key checks.

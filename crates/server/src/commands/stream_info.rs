@@ -10,7 +10,9 @@ use crate::engine::stream::group::ENTRIES_READ_UNKNOWN;
 use crate::engine::stream::{Group, Stream, StreamId};
 use crate::spec;
 
-use super::stream::{no_such_group, reply_entry, reply_id, reply_range};
+use super::stream::{
+    no_such_group, read_stream, reply_entry, reply_id, reply_range, subcommand_syntax_error, write_stream,
+};
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
 const KEY2: (i32, i32, i32) = (2, 2, 1);
@@ -54,38 +56,21 @@ fn xinfo_help(ctx: &mut Ctx, _argv: &Argv) {
     ctx.r.help("XINFO", HELP);
 }
 
-/// Redis's `addReplySubcommandSyntaxError` text, naming the subcommand as
-/// typed (as `%.128s` prints it).
-fn subcommand_syntax_error(argv: &Argv) -> Vec<u8> {
-    let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-    msg.extend(argv.get(1).iter().take(128).take_while(|&&b| b != 0));
-    msg.extend_from_slice(b"'. Try XINFO HELP.");
-    msg
-}
-
-/// The stream at argv[2], looked up as `stream::read_stream` does; replies "no
-/// such key" or WRONGTYPE and gives None when there is none. (Not built on
-/// `read_stream`: the borrow checker cannot hand its reply writer back on
-/// the miss path.)
+/// The stream at argv[2] (a counted read lookup); replies "no such key" or
+/// WRONGTYPE and gives None when there is none. The hit is looked up a
+/// second time, uncounted: the borrow checker cannot hand the first
+/// lookup's reply writer back on the miss path.
 fn stream_arg<'c, 'a>(ctx: &'c mut Ctx<'a>, argv: &Argv) -> Option<(&'c mut Stream, &'c mut Reply<'a>)> {
     let key = argv.get(2);
-    let Ctx { srv, r, db, now, .. } = ctx;
-    let found = srv.keyspace.dbs[*db].get_stream(key, *now);
-    match found {
-        Ok(None) => srv.stats.key_miss(*db, key),
-        _ => srv.stats.keyspace_hits += 1,
-    }
-    match found {
-        Ok(Some(s)) => Some((s, r)),
+    match read_stream(ctx, key) {
+        Err(()) => return None,
         Ok(None) => {
-            r.error("ERR no such key");
-            None
+            ctx.r.error("ERR no such key");
+            return None;
         }
-        Err(e) => {
-            r.error(e.message());
-            None
-        }
+        Ok(Some(_)) => {}
     }
+    write_stream(ctx, key).ok().flatten()
 }
 
 /// A read counter or lag: an integer, or null when unknown.
@@ -150,7 +135,7 @@ fn stream_options(r: &mut Reply, argv: &Argv) -> Result<Option<usize>, ()> {
         return Ok(None);
     }
     if !(opts == 1 || opts == 3) || !argv.is(3, "full") || (opts == 3 && !argv.is(4, "count")) {
-        r.error_bytes(&subcommand_syntax_error(argv));
+        subcommand_syntax_error(r, "XINFO", argv);
         return Err(());
     }
     if opts == 1 {
