@@ -17,7 +17,18 @@
 //! word-aligned requests call `mi_malloc` itself: the `mimalloc` crate's
 //! allocator always takes the aligned path, which serves a 56-byte keyspace
 //! node from the 64-byte class. Together that is 8 bytes less per key.
+//!
+//! Accounting: every allocation and free adds the size of the block
+//! mimalloc serves it from (`mi_good_size`, pure arithmetic on the size) to
+//! a counter owned by the calling thread, so INFO's `used_memory` and
+//! `maxmemory` read the bytes really handed out, as Redis's zmalloc counts.
+//! A thread's counter is written only by that thread with plain loads and
+//! stores (no locked instruction on the hot path); readers sum all slots.
+//! Memory allocated on one thread and freed on another (lazy freeing) moves
+//! between slots, so a slot may go negative; only the sum means anything.
 use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 
 use mimalloc::MiMalloc;
 
@@ -35,6 +46,66 @@ extern "C" {
     fn mi_malloc(size: usize) -> *mut u8;
     fn mi_zalloc(size: usize) -> *mut u8;
     fn mi_realloc(p: *mut u8, newsize: usize) -> *mut u8;
+    fn mi_good_size(size: usize) -> usize;
+}
+
+/// Threads with a counter of their own; later threads share the last slot
+/// with atomic adds (Volley runs a handful of threads).
+const SLOTS: usize = 16;
+
+/// One counter per cache line, so threads never share a line they write.
+#[repr(align(64))]
+struct Slot(AtomicIsize);
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: Slot = Slot(AtomicIsize::new(0));
+static COUNTERS: [Slot; SLOTS] = [ZERO; SLOTS];
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's slot index plus one (0: not yet assigned).
+    static MY_SLOT: Cell<usize> = const { Cell::new(0) };
+}
+
+#[inline(always)]
+fn count(delta: isize) {
+    let mine = MY_SLOT.with(Cell::get);
+    if mine != 0 && mine < SLOTS {
+        let c = &COUNTERS[mine - 1].0;
+        c.store(c.load(Relaxed).wrapping_add(delta), Relaxed);
+    } else {
+        count_slow(delta, mine);
+    }
+}
+
+#[cold]
+fn count_slow(delta: isize, mine: usize) {
+    let mine = if mine == 0 {
+        let next = (NEXT_SLOT.fetch_add(1, Relaxed) + 1).min(SLOTS);
+        MY_SLOT.with(|s| s.set(next));
+        next
+    } else {
+        mine
+    };
+    if mine < SLOTS {
+        let c = &COUNTERS[mine - 1].0;
+        c.store(c.load(Relaxed).wrapping_add(delta), Relaxed);
+    } else {
+        COUNTERS[SLOTS - 1].0.fetch_add(delta, Relaxed);
+    }
+}
+
+#[inline(always)]
+fn block(size: usize) -> isize {
+    // SAFETY: a pure function of its argument.
+    unsafe { mi_good_size(size) as isize }
+}
+
+/// Bytes currently allocated by the process through the Rust allocator
+/// (Lua's heap included): INFO's `used_memory`, what `maxmemory` limits.
+pub fn used_memory() -> u64 {
+    let sum: isize = COUNTERS.iter().map(|c| c.0.load(Relaxed)).sum();
+    sum.max(0) as u64
 }
 
 // SAFETY: every block mimalloc hands out is at least word-aligned, so
@@ -44,41 +115,54 @@ extern "C" {
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc`, passed on.
-        unsafe {
+        let p = unsafe {
             if layout.align() <= WORD {
                 mi_malloc(layout.size())
             } else {
                 MiMalloc.alloc(layout)
             }
+        };
+        if !p.is_null() {
+            count(block(layout.size()));
         }
+        p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        unsafe {
+        let p = unsafe {
             if layout.align() <= WORD {
                 mi_zalloc(layout.size())
             } else {
                 MiMalloc.alloc_zeroed(layout)
             }
+        };
+        if !p.is_null() {
+            count(block(layout.size()));
         }
+        p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` is a mimalloc block (from either path); mi_free takes both.
         unsafe { MiMalloc.dealloc(ptr, layout) }
+        count(-block(layout.size()));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract for `realloc`; a word-aligned block
         // stays word-aligned when mi_realloc moves it.
-        unsafe {
+        let p = unsafe {
             if layout.align() <= WORD {
                 mi_realloc(ptr, new_size)
             } else {
                 MiMalloc.realloc(ptr, layout, new_size)
             }
+        };
+        if !p.is_null() {
+            count(block(new_size) - block(layout.size()));
         }
+        p
     }
 }
 
@@ -182,6 +266,31 @@ mod tests {
         // SAFETY: returns a constant.
         let v = unsafe { mi_version() };
         assert_eq!(v / 100, 3 * 100 + 3, "MI_OPTION_* above are mimalloc 3.3's indexes; got version {v}");
+    }
+
+    #[test]
+    fn used_memory_follows_allocations_on_this_thread() {
+        // Other tests allocate concurrently: read this thread's own slot.
+        fn mine() -> isize {
+            let slot = super::MY_SLOT.with(std::cell::Cell::get);
+            super::COUNTERS[slot - 1].0.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        std::thread::spawn(|| {
+            let warm = Box::new(1u8);
+            let before = mine();
+            let mut v: Vec<u8> = Vec::with_capacity(10 << 20);
+            assert_eq!(mine() - before, 10 << 20);
+            v.extend_from_slice(&[1; 100]);
+            v.shrink_to_fit();
+            // 100 bytes take mimalloc's 112-byte class.
+            assert_eq!(mine() - before, 112);
+            let small = vec![0u64; 7];
+            assert_eq!(mine() - before, 112 + 56);
+            drop((v, small, warm));
+            assert_eq!(mine() - before, -8);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

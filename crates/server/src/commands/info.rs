@@ -182,11 +182,9 @@ pub fn human_bytes(n: u64) -> String {
     format!("{v:.2}{}", UNITS[unit])
 }
 
-/// Memory in use. mimalloc keeps no cheap running total of allocated bytes,
-/// and it returns freed pages to the OS at once (see `crate::allocator`), so
-/// the resident set is the honest figure.
+/// Bytes allocated, as the allocator counts them (see `crate::allocator`).
 fn allocated_bytes() -> u64 {
-    crate::allocator::rss_bytes()
+    crate::allocator::used_memory()
 }
 
 fn memory(srv: &Server, s: &mut Section) {
