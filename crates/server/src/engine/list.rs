@@ -399,6 +399,11 @@ impl List {
         "quicklist"
     }
 
+    /// Quicklist nodes (lazy freeing's effort for a list, as Redis's `ql->len`).
+    pub fn node_count(&self) -> usize {
+        self.inner.nodes.len()
+    }
+
     /// Push `value` at `end`, starting a new node when the end node is full.
     pub fn push(&mut self, end: End, value: &[u8], fill: Fill) {
         let enc = Encoded::of(value);

@@ -8,6 +8,7 @@ pub mod child;
 pub mod clock;
 pub mod cron;
 pub mod latency;
+pub mod lazyfree;
 pub mod monitor;
 pub mod notify;
 pub mod outbox;
@@ -372,6 +373,8 @@ pub struct Server {
     /// argument) may write, from the script's declared flags; installed by
     /// scripting. Without it every non-read-only script counts as a writer.
     pub script_may_write: Option<ScriptMayWrite>,
+    /// The lazy-free thread: big values deleted asynchronously go there.
+    pub lazyfree: lazyfree::Lazyfree,
 }
 
 impl Server {
@@ -418,6 +421,7 @@ impl Server {
             tracking: Default::default(),
             pause: None,
             script_may_write: None,
+            lazyfree: Default::default(),
         }
     }
 }
