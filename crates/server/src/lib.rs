@@ -30,6 +30,7 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     let scripting = server::Part::new(scripting::Scripting::new());
     let mut srv = server::Server::new(config, reg.len(), persistence, scripting);
     srv.script_may_write = Some(scripting::may_write);
+    srv.evict.script_denies_oom = Some(scripting::denies_oom);
     (srv, reg)
 }
 

@@ -81,15 +81,21 @@ fn parse_options(argv: &Argv) -> Result<Options, &'static str> {
     Ok(o)
 }
 
-/// The key's access clock (seconds): IDLETIME back-dates it unless an LFU
-/// policy is selected, where Redis ignores it. An idle time beyond what the
-/// 31-bit clock can express is capped rather than wrapped into the future.
-fn access_clock(now_ms: i64, idle_secs: Option<i64>, lfu: bool) -> u32 {
+/// The key's access data: under an LFU policy its LFU word with FREQ as
+/// the counter (IDLETIME ignored, as Redis), else its access clock
+/// (seconds) back-dated by IDLETIME. An idle time beyond what the 31-bit
+/// clock can express is capped rather than wrapped into the future.
+fn access_clock(now_ms: i64, opts: &Options, lfu: bool) -> u32 {
+    use crate::engine::evict::{lfu_word, LFU_INIT_VAL};
     const MAX_IDLE: i64 = 1 << 30;
+    if lfu {
+        let freq = opts.freq.map_or(LFU_INIT_VAL, |f| f.clamp(0, 255) as u8);
+        return lfu_word(now_ms, freq);
+    }
     let now = (now_ms / 1000) as u32;
-    match idle_secs {
-        Some(idle) if !lfu => now.wrapping_sub(idle.min(MAX_IDLE) as u32),
-        _ => now,
+    match opts.idle_secs {
+        Some(idle) => now.wrapping_sub(idle.min(MAX_IDLE) as u32),
+        None => now,
     }
 }
 
@@ -128,7 +134,7 @@ fn restore(ctx: &mut Ctx, argv: &Argv) {
         return ctx.r.ok();
     }
     let lfu = ctx.srv.config.maxmemory_policy.to_ascii_lowercase().contains("lfu");
-    let access = access_clock(now, opts.idle_secs, lfu);
+    let access = access_clock(now, &opts, lfu);
     ctx.dbm().put(key, Record { value, expire_at, access });
     if let (Some(at), false) = (expire_at, opts.absttl) {
         replicate_absolute(ctx, argv, at);

@@ -237,9 +237,12 @@ fn stats(srv: &Server, s: &mut Section) {
     s.zeros(&["sync_full", "sync_partial_ok", "sync_partial_err"]);
     s.field("expired_keys", srv.keyspace.dbs.iter().map(|db| db.expired).sum::<u64>());
     s.field("expired_stale_perc", "0.00");
-    s.zeros(&["expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds", "evicted_keys"]);
+    s.zeros(&["expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds"]);
+    s.field("evicted_keys", srv.evict.evicted_keys);
     s.field("evicted_clients", st.evicted_clients);
-    s.zeros(&["total_eviction_exceeded_time", "current_eviction_exceeded_time"]);
+    let (total_exceeded, current_exceeded) = srv.evict.exceeded_ms();
+    s.field("total_eviction_exceeded_time", total_exceeded);
+    s.field("current_eviction_exceeded_time", current_exceeded);
     s.field("keyspace_hits", st.keyspace_hits);
     s.field("keyspace_misses", st.keyspace_misses);
     use crate::server::pubsub::Kind;

@@ -24,8 +24,6 @@ const OBJ_KEY: (i32, i32, i32) = (2, 2, 1);
 const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// Integers below this are shared objects in Redis (`OBJ_SHARED_INTEGERS`).
 const SHARED_INTEGERS: i64 = 10_000;
-/// Redis's `LFU_INIT_VAL`: the counter a fresh key starts with.
-const LFU_INIT_VAL: i64 = 5;
 /// Flushes of fewer keys than this are freed inline even when ASYNC.
 const LAZYFREE_THRESHOLD: usize = 64;
 
@@ -606,15 +604,19 @@ fn object_encoding(ctx: &mut Ctx, argv: &Argv) {
 }
 
 fn object_freq(ctx: &mut Ctx, argv: &Argv) {
-    let Some(idle) = read_idle(ctx, argv.get(2)) else { return ctx.r.null() };
+    let key = argv.get(2);
+    if object_peek(ctx, key).is_none() {
+        return ctx.r.null();
+    }
     if !lfu_policy(ctx) {
         return ctx.r.error(&format!(
             "ERR An LFU maxmemory policy is not selected, access frequency not tracked. {POLICY_NOTE}"
         ));
     }
-    // Access counts are not tracked: report a fresh key's counter decayed
-    // by one per idle minute (lfu-decay-time 1), as Redis would without hits.
-    ctx.r.int((LFU_INIT_VAL - idle / 60).max(0));
+    // The key's LFU data, decayed to now (Redis's LFUDecrAndReturn).
+    let word = ctx.srv.keyspace.dbs[ctx.db].meta_of(key).unwrap_or_default();
+    let decay = ctx.srv.config.lfu_decay_time;
+    ctx.r.int(i64::from(crate::engine::evict::decayed_counter(word, ctx.now, decay)));
 }
 
 fn object_idletime(ctx: &mut Ctx, argv: &Argv) {

@@ -130,6 +130,7 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
     if ctx.srv.config.notify_keyspace_events != before.notify_keyspace_events {
         ctx.srv.update_notify_tracking();
     }
+    evict_side_effects(ctx, before);
     let cfg = &ctx.srv.config;
     if cfg.loglevel != before.loglevel {
         crate::log::set_level(cfg.loglevel);
@@ -166,10 +167,38 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
     Ok(())
 }
 
+/// A new policy or LFU setting changes what keys track; a lower
+/// `maxmemory` evicts at once, then on later turns (Redis 7.0's
+/// `updateMaxmemory`).
+fn evict_side_effects(ctx: &mut Ctx, before: &crate::config::Config) {
+    let cfg = &ctx.srv.config;
+    if cfg.maxmemory_policy != before.maxmemory_policy
+        || cfg.lfu_log_factor != before.lfu_log_factor
+        || cfg.lfu_decay_time != before.lfu_decay_time
+    {
+        crate::server::evict::apply_policy(ctx.srv);
+    }
+    let cfg = &ctx.srv.config;
+    if cfg.maxmemory != before.maxmemory && cfg.maxmemory > 0 {
+        let used = crate::allocator::used_memory();
+        if cfg.maxmemory < used {
+            crate::log_at!(
+                Warning,
+                "WARNING: the new maxmemory value set via CONFIG SET ({}) is smaller than the current memory usage \
+                 ({used}). This will result in key eviction and/or the inability to accept new write commands \
+                 depending on the maxmemory-policy.",
+                cfg.maxmemory
+            );
+        }
+        crate::server::evict::perform(ctx.srv);
+    }
+}
+
 fn config_resetstat(ctx: &mut Ctx, _argv: &Argv) {
     let n = ctx.srv.stats.commands.len();
     ctx.srv.stats = Stats { commands: vec![CommandStats::default(); n], ..Stats::default() };
     ctx.srv.keyspace.dbs.iter_mut().for_each(|db| db.expired = 0);
+    ctx.srv.evict.reset_stats();
     ctx.r.ok();
 }
 

@@ -164,6 +164,12 @@ pub struct Config {
     pub maxmemory_policy: String,
     /// Keys sampled per eviction.
     pub maxmemory_samples: u32,
+    /// How long one round of eviction may run (0..100; Redis's tenacity).
+    pub maxmemory_eviction_tenacity: u32,
+    /// LFU counter growth: higher is slower (`lfu-log-factor`).
+    pub lfu_log_factor: u32,
+    /// Minutes per decrement of an idle key's LFU counter (`lfu-decay-time`).
+    pub lfu_decay_time: u32,
     /// Milliseconds before a long script or function gets BUSY replies.
     pub busy_reply_threshold: u64,
     /// Active expiry effort, 1..=10.
@@ -360,6 +366,9 @@ impl Config {
             maxmemory: 0,
             maxmemory_policy: String::new(),
             maxmemory_samples: 0,
+            maxmemory_eviction_tenacity: 0,
+            lfu_log_factor: 0,
+            lfu_decay_time: 0,
             busy_reply_threshold: 0,
             active_expire_effort: 0,
             pipeline_output_pause: 0,

@@ -131,7 +131,7 @@ fn defaults() {
     assert_eq!(c.pipeline_input_spill, 16 << 20);
     assert_eq!(c.list_max_listpack_size, -2);
     assert_eq!(c.notify_keyspace_events, 0);
-    assert_eq!(c.other["lfu-log-factor"], "10");
+    assert_eq!(c.lfu_log_factor, 10);
     assert_eq!(Config::from_args(&[]).unwrap(), c);
 }
 

@@ -1,7 +1,7 @@
 //! Checks that run before every command, in order. Each is a small named
 //! function; the first that objects rejects the command with its reply text.
 use super::{flags, Argv, CommandSpec, Ctx};
-use crate::server::BusyScript;
+use crate::server::{BusyScript, Server};
 
 /// Run the guards, in the order Redis's `processCommand` applies them; the
 /// first `Err(reply text)` rejects the command. Called directly rather than
@@ -11,6 +11,7 @@ use crate::server::BusyScript;
 pub fn check(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
     let verdict = require_auth(ctx, spec, argv)
         .and_then(|()| refuse_inside_multi(ctx, spec, argv))
+        .and_then(|()| refuse_when_out_of_memory(ctx, spec, argv))
         .and_then(|()| reject_while_busy(ctx, spec, argv))
         .and_then(|()| refuse_writes_after_failed_save(ctx, spec, argv))
         .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv))
@@ -50,6 +51,59 @@ fn refuse_inside_multi(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Resul
         return Err("ERR Command not allowed inside a transaction".to_string());
     }
     Ok(())
+}
+
+/// Redis's reply to a denyoom command while over `maxmemory`.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// With `maxmemory` set, evict first (one compare of the used memory when
+/// under the limit); if memory can't be freed, refuse denyoom commands,
+/// EXEC of a block holding one, scripts declared without `allow-oom`, and
+/// inside MULTI every command but EXEC, DISCARD, QUIT and RESET (queueing
+/// takes memory too), as Redis's processCommand does.
+#[inline]
+fn refuse_when_out_of_memory(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+    if ctx.srv.config.maxmemory == 0 {
+        return Ok(());
+    }
+    check_memory(ctx, spec, argv)
+}
+
+#[inline(never)]
+fn check_memory(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+    use crate::server::evict;
+    // A command served while a script is busy must not evict under it.
+    if ctx.srv.script_busy.is_some() {
+        return Ok(());
+    }
+    let oom = evict::perform(ctx.srv) == evict::Outcome::Fail;
+    ctx.srv.evict.pre_command_oom = oom;
+    if !oom {
+        return Ok(());
+    }
+    let srv = &*ctx.srv;
+    let denies = |id: usize, args: &resp::Args| {
+        let s = ctx.reg.spec(id);
+        s.flags & flags::DENYOOM != 0 || script_denies_oom(srv, s, args.len(), |i| args.get(&[], i))
+    };
+    let tx = srv.clients.get(ctx.cid).and_then(|c| c.tx.as_ref());
+    let deny = spec.flags & flags::DENYOOM != 0
+        || script_denies_oom(srv, spec, argv.len(), |i| argv.get(i))
+        || (spec.name == "exec" && tx.is_some_and(|tx| tx.queued.iter().any(|(id, a)| denies(*id, a))))
+        || (tx.is_some() && !matches!(spec.name, "exec" | "discard" | "quit" | "reset"));
+    if deny {
+        return Err(OOM.to_string());
+    }
+    Ok(())
+}
+
+/// An EVAL/EVALSHA/FCALL whose script declared flags without `allow-oom`
+/// (or `no-writes`) counts as denyoom, as Redis derives its command flags.
+fn script_denies_oom<'a>(srv: &Server, spec: &CommandSpec, argc: usize, arg: impl Fn(usize) -> &'a [u8]) -> bool {
+    match (srv.evict.script_denies_oom, spec.name) {
+        (Some(hook), "eval" | "evalsha" | "fcall") if argc > 1 => hook(srv, spec.name, arg(1)),
+        _ => false,
+    }
 }
 
 /// The AOF can't be written: refuse writes (and PING, as Redis does) with

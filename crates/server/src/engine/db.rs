@@ -10,6 +10,7 @@
 //!
 //! [`KeyBuf::meta`]: super::keybuf::KeyBuf::meta
 use super::dict::{next_random, Dict};
+use super::evict::{lfu_word, Lfu, LFU_INIT_VAL};
 use super::siphash::KeyedSip;
 use super::value::Value;
 use super::EngineError;
@@ -102,11 +103,15 @@ pub struct Record {
 
 /// One numbered database.
 pub struct Db {
-    dict: Dict<Entry>,
+    pub(super) dict: Dict<Entry>,
     /// Expiry (unix ms) of every volatile key; same hash key as `dict`, so
     /// one hash of a key serves both tables.
-    expires: Dict<i64>,
+    pub(super) expires: Dict<i64>,
     expire_cursor: u64,
+    /// Under an LFU maxmemory policy, the LFU settings: key metadata then
+    /// holds LFU data (see `evict`) instead of the access clock. Checked on
+    /// every access: the one branch eviction adds to the hot path.
+    pub lfu: Option<Lfu>,
     /// Keys removed by expiry (INFO `expired_keys`).
     pub expired: u64,
     /// While clients WATCH keys, expired keys are logged here so WATCH can
@@ -128,6 +133,7 @@ impl Default for Db {
             dict: Dict::with_hasher(hasher.clone()),
             expires: Dict::with_hasher(hasher),
             expire_cursor: 0,
+            lfu: None,
             expired: 0,
             track_expired: false,
             expired_log: Vec::new(),
@@ -140,6 +146,15 @@ impl Default for Db {
 
 fn clock_secs(now_ms: i64) -> u32 {
     (now_ms / 1000) as u32
+}
+
+/// A key was accessed: its clock set to now, or its LFU data updated.
+#[inline]
+fn touch(lfu: &mut Option<Lfu>, word: &mut u32, now_ms: i64) {
+    match lfu {
+        None => Meta::touch(word, clock_secs(now_ms)),
+        Some(l) => Meta::touch(word, l.touch(Meta(*word).access(), now_ms)),
+    }
 }
 
 /// Bring a key's side-table expiry to `at` (None = persistent); `word` is
@@ -306,17 +321,38 @@ impl Db {
             return None;
         }
         let (meta, e) = self.dict.get_meta_mut_hashed(hash, key)?;
-        Meta::touch(meta, clock_secs(now_ms));
+        touch(&mut self.lfu, meta, now_ms);
         Some(e)
+    }
+
+    /// The metadata word a key created now starts with: the access clock,
+    /// or under LFU the minute clock with a counter of `LFU_INIT_VAL`.
+    #[inline]
+    pub fn fresh_access(&self, now_ms: i64) -> u32 {
+        match self.lfu {
+            None => clock_secs(now_ms),
+            Some(_) => lfu_word(now_ms, LFU_INIT_VAL),
+        }
+    }
+
+    /// The access data of `key` (clock or LFU word, without the TTL flag);
+    /// no expiry check and no access.
+    pub fn meta_of(&self, key: &[u8]) -> Option<u32> {
+        self.dict.get_meta_hashed(self.key_hash(key), key).map(|(m, _)| Meta(m).access())
+    }
+
+    /// Seconds since the access recorded in `word` (an access clock).
+    pub fn idle_of_word(&self, word: u32, now_ms: i64) -> u32 {
+        // Across a wrap of the 31-bit clock the difference still holds, as
+        // with Redis's LRU clock.
+        clock_secs(now_ms).wrapping_sub(Meta(word).access()) & CLOCK_MASK
     }
 
     /// Seconds since `key` was last accessed (OBJECT IDLETIME); no expiry
     /// check and no access.
     pub fn idle_secs(&self, key: &[u8], now_ms: i64) -> Option<i64> {
         let (meta, _) = self.dict.get_meta_hashed(self.key_hash(key), key)?;
-        // Across a wrap of the 31-bit clock the difference still holds, as
-        // with Redis's LRU clock.
-        Some((clock_secs(now_ms).wrapping_sub(Meta(meta).access()) & CLOCK_MASK) as i64)
+        Some(i64::from(self.idle_of_word(meta, now_ms)))
     }
 
     /// Look up without touching the access time (OBJECT must not reset
@@ -350,7 +386,7 @@ impl Db {
     /// Store a value, replacing any previous one. `keep_ttl` keeps the old
     /// expiry (SET KEEPTTL, SETRANGE, APPEND ...); otherwise `expire_at` applies.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>, keep_ttl: bool, now_ms: i64) {
-        let access = clock_secs(now_ms);
+        let access = self.fresh_access(now_ms);
         let hash = self.key_hash(key);
         match self.dict.get_meta_mut_hashed(hash, key) {
             Some((meta, e)) => {
@@ -358,7 +394,9 @@ impl Db {
                 let stale =
                     Meta(*meta).volatile() && self.expires.get_hashed(hash, key).is_some_and(|&at| at <= now_ms);
                 e.value = value;
-                Meta::touch(meta, access);
+                // An overwrite is an access of the key (LFU: its counter
+                // grows, as Redis's lookupKeyWrite before dbOverwrite).
+                touch(&mut self.lfu, meta, now_ms);
                 if !keep_ttl || stale {
                     apply_expire(meta, &mut self.expires, hash, key, expire_at);
                 }
@@ -380,7 +418,8 @@ impl Db {
         if self.dict.get_hashed(hash, key).is_some() {
             return false;
         }
-        let (meta, _) = self.dict.insert_new_meta_hashed(hash, key, Meta::new(clock_secs(now_ms)).0, Entry { value });
+        let access = self.fresh_access(now_ms);
+        let (meta, _) = self.dict.insert_new_meta_hashed(hash, key, Meta::new(access).0, Entry { value });
         apply_expire(meta, &mut self.expires, hash, key, expire_at);
         true
     }
@@ -401,7 +440,7 @@ impl Db {
     /// A copy of a key's value and expiry, fresh as of `now_ms` (COPY).
     pub fn copy_record(&mut self, key: &[u8], now_ms: i64) -> Option<Record> {
         let value = self.get(key, now_ms)?.value.clone();
-        Some(Record { value, expire_at: self.expire_of(key), access: clock_secs(now_ms) })
+        Some(Record { value, expire_at: self.expire_of(key), access: self.fresh_access(now_ms) })
     }
 
     /// Store a detached record, replacing whatever `key` held.

@@ -6,6 +6,7 @@ pub mod bytes;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod evict;
 pub mod geo;
 pub mod glob;
 pub mod hash;

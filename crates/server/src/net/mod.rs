@@ -103,7 +103,9 @@ impl EventLoop {
         let mut events = Events::with_capacity(1024);
         let mut ready = Vec::new();
         loop {
-            let timeout = if self.again.is_empty() { self.sleep_budget() } else { Duration::ZERO };
+            // An eviction round that hit its time limit goes on next turn.
+            let busy = !self.again.is_empty() || self.srv.evict.timer;
+            let timeout = if busy { Duration::ZERO } else { self.sleep_budget() };
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     return Err(e);
@@ -139,6 +141,7 @@ impl EventLoop {
                 }
             }
             self.expire_blocked(now);
+            crate::server::evict::timer_turn(&mut self.srv);
             self.srv.tracking_end_of_turn();
             self.deliver_pushes();
             if Instant::now() >= self.next_cron {

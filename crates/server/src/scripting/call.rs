@@ -101,6 +101,11 @@ fn allowed(srv: &mut Server, spec: &dispatch::CommandSpec) -> Result<(), String>
     }
     if !run.wrote {
         super::writes_refused(srv)?;
+        // Over maxmemory when the script started: its first denyoom call
+        // fails (after a write it could no longer fail cleanly).
+        if spec.flags & flags::DENYOOM != 0 && srv.evict.pre_command_oom && srv.config.maxmemory > 0 {
+            return Err(dispatch::guards::OOM.into());
+        }
     }
     if let Some(run) = srv.scripting.get_mut::<Scripting>().running.as_mut() {
         run.wrote = true;

@@ -301,6 +301,27 @@ pub fn may_write(srv: &Server, command: &str, first: &[u8]) -> bool {
     !flags.is_some_and(|f| f.no_writes())
 }
 
+/// The `allow-oom` bit of [`function::FLAG_NAMES`].
+const ALLOW_OOM: u8 = 1 << 1;
+
+/// `server::ScriptMayWrite` for the OOM guard (`Eviction::script_denies_oom`):
+/// whether the script EVAL/EVALSHA/FCALL (or their `_RO` forms) would run
+/// is denyoom, that is declared flags without `allow-oom` or `no-writes`
+/// (Redis's `scriptFlagsToCmdFlags`). Scripts without a shebang are not:
+/// their first denyoom call fails instead (see `call`).
+pub fn denies_oom(srv: &Server, command: &str, first: &[u8]) -> bool {
+    let sc = srv.scripting.get::<Scripting>();
+    let denies = |f: ScriptFlags| f.declared && f.bits & (ALLOW_OOM | function::NO_WRITES) == 0;
+    match command.trim_end_matches("_ro") {
+        "fcall" => sc.functions.find(first).is_some_and(|f| f.flags & (ALLOW_OOM | function::NO_WRITES) == 0),
+        "evalsha" => normalize_sha(first).and_then(|k| sc.scripts.get(&k)).is_some_and(|s| denies(s.flags)),
+        _ => match sc.scripts.get(&sha1_hex(first)) {
+            Some(s) => denies(s.flags),
+            None => parse_shebang(first).is_ok_and(denies),
+        },
+    }
+}
+
 /// Where a script comes from: its body (EVAL) or its SHA (EVALSHA).
 pub enum Source<'a> {
     Body(&'a [u8]),
@@ -327,6 +348,9 @@ pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly
         if let Err(msg) = check_declared(ctx.srv, flags.bits, readonly) {
             return ctx.r.error(&msg);
         }
+        // An allow-oom script's calls ignore the OOM state (Redis's
+        // SCRIPT_ALLOW_OOM); the guard sets it again for the next command.
+        ctx.srv.evict.pre_command_oom &= flags.bits & ALLOW_OOM == 0;
     }
     let readonly = readonly || flags.no_writes();
     let name = std::str::from_utf8(&sha).unwrap_or_default();
@@ -382,6 +406,7 @@ pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], args: &[&[u8]], ro: boo
     if let Err(msg) = check_declared(ctx.srv, flags, ro) {
         return ctx.r.error(&msg);
     }
+    ctx.srv.evict.pre_command_oom &= flags & ALLOW_OOM == 0;
     let name = String::from_utf8_lossy(name).into_owned();
     let target = run::Target { engine: run::Engine::Function, func_ref, name: &name, caller: Some(caller) };
     run::run_script(ctx, target, ro || flags & function::NO_WRITES != 0, keys, args);
@@ -390,8 +415,9 @@ pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], args: &[&[u8]], ro: boo
 /// Redis's checks before a script that declared its flags (a function,
 /// or an EVAL with a shebang) runs: one that may write is refused while
 /// writes are refused for a disk error, through a `_RO` command, and
-/// without enough good replicas. (Redis also refuses one without
-/// `allow-oom` when over `maxmemory`; the server has no OOM state yet.)
+/// without enough good replicas, and one without `allow-oom` when over
+/// `maxmemory` (met here inside MULTI/EXEC: a client's EVAL got the
+/// guard's OOM reply already).
 fn check_declared(srv: &Server, bits: u8, ro: bool) -> Result<(), String> {
     if bits & function::NO_WRITES != 0 {
         return Ok(());
@@ -413,6 +439,9 @@ fn check_declared(srv: &Server, bits: u8, ro: bool) -> Result<(), String> {
     }
     if !enough_good_replicas(srv) {
         return Err(NOREPLICAS.into());
+    }
+    if srv.evict.pre_command_oom && cfg.maxmemory > 0 && bits & ALLOW_OOM == 0 {
+        return Err("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'".into());
     }
     Ok(())
 }

@@ -314,6 +314,19 @@ fn collect_expired_keys(srv: &mut Server) {
     }
 }
 
+/// A key the server deleted on its own (eviction): replayed as `DEL`
+/// (`UNLINK` when freed lazily), and touched for WATCH and tracking as an
+/// expired key is (no client caused it, no blocked client can gain).
+pub fn server_deleted(srv: &mut Server, db: usize, key: &[u8], unlink: bool) {
+    if srv.changes.replaying() {
+        let cmd: &[u8] = if unlink { b"UNLINK" } else { b"DEL" };
+        srv.changes.replay(db, &[cmd, key]);
+    }
+    if !srv.watches.is_empty() || srv.tracking.active() {
+        srv.changes.touched.push(Touched { db, key: key.to_vec(), expired: true, by: None });
+    }
+}
+
 /// Hand what changed since the last call to the consumers, in the order
 /// the module header lists. Inside an atomic block nothing goes out yet: a
 /// block reaches every consumer whole.

@@ -7,6 +7,7 @@ pub mod changes;
 pub mod child;
 pub mod clock;
 pub mod cron;
+pub mod evict;
 pub mod latency;
 pub mod lazyfree;
 pub mod monitor;
@@ -373,6 +374,8 @@ pub struct Server {
     /// argument) may write, from the script's declared flags; installed by
     /// scripting. Without it every non-read-only script counts as a writer.
     pub script_may_write: Option<ScriptMayWrite>,
+    /// maxmemory: the eviction pool, `evicted_keys`, the OOM verdict.
+    pub evict: evict::Eviction,
     /// The lazy-free thread: big values deleted asynchronously go there.
     pub lazyfree: lazyfree::Lazyfree,
 }
@@ -382,7 +385,9 @@ impl Server {
     /// (per-command statistics), `persistence` and `scripting` the parts
     /// those layers own.
     pub fn new(config: Config, commands: usize, persistence: Part, scripting: Part) -> Self {
-        let keyspace = Keyspace::new(config.databases);
+        let mut keyspace = Keyspace::new(config.databases);
+        let policy = crate::engine::evict::Policy::parse(&config.maxmemory_policy);
+        keyspace.set_access_tracking(policy, config.lfu_log_factor, config.lfu_decay_time);
         let stats = Stats { commands: vec![CommandStats::default(); commands], ..Stats::default() };
         let now = unix_ms();
         Server {
@@ -421,6 +426,7 @@ impl Server {
             tracking: Default::default(),
             pause: None,
             script_may_write: None,
+            evict: Default::default(),
             lazyfree: Default::default(),
         }
     }

@@ -28,6 +28,7 @@ use std::hash::BuildHasher;
 use std::mem;
 
 mod prefetch;
+mod sample;
 
 /// Bucket count of a table's first allocation, and the floor for shrinking.
 const INITIAL_BUCKETS: usize = 4;

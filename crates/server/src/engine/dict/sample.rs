@@ -1,0 +1,81 @@
+//! Sampling a few entries at once for eviction (Redis's `dictGetSomeKeys`):
+//! walk consecutive buckets from a random one, in both tables while
+//! rehashing, collecting chain entries until enough are found. Cheaper than
+//! that many random lookups, and good enough for approximated LRU/LFU/TTL.
+use super::{chain_iter, next_random, Dict};
+
+impl<V, S> Dict<V, S> {
+    /// Calls `f` on up to `count` entries (key, metadata, value) near a
+    /// random bucket. Entries may repeat across calls, never within one.
+    pub fn sample<'a>(&'a self, rng: &mut u64, count: usize, mut f: impl FnMut(&'a [u8], u32, &'a V)) {
+        let count = count.min(self.len());
+        if count == 0 {
+            return;
+        }
+        let [t0, t1] = &self.tables;
+        let mask = t0.len().max(t1.len()) - 1;
+        let mut i = (next_random(rng) >> 32) as usize & mask;
+        let (mut got, mut empty_run) = (0, 0);
+        // Bounded as Redis: at most 10 buckets visited per key wanted.
+        for _ in 0..count * 10 {
+            for (t, table) in [t0, t1].into_iter().enumerate() {
+                // Buckets of the old table below the rehash index are empty.
+                if t == 0 && !t1.is_empty() && i < self.rehash_idx {
+                    continue;
+                }
+                let Some(bucket) = table.get(i) else { continue };
+                if bucket.is_none() {
+                    empty_run += 1;
+                    continue;
+                }
+                empty_run = 0;
+                for e in chain_iter(bucket) {
+                    f(&e.key, e.key.meta, &e.value);
+                    got += 1;
+                    if got == count {
+                        return;
+                    }
+                }
+            }
+            // A sparse stretch: jump elsewhere rather than crawl.
+            if empty_run >= 5 && empty_run > count {
+                i = (next_random(rng) >> 32) as usize & mask;
+                empty_run = 0;
+            } else {
+                i = (i + 1) & mask;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_distinct_entries_and_covers_the_table() {
+        let mut d: Dict<u32> = Dict::new();
+        let mut rng = 7u64;
+        d.sample(&mut rng, 5, |_, _, _| panic!("empty dict"));
+        for i in 0..1000u32 {
+            d.insert(format!("k{i}").as_bytes(), i);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..2000 {
+            let mut one = Vec::new();
+            d.sample(&mut rng, 5, |_, _, &v| one.push(v));
+            assert!(!one.is_empty() && one.len() <= 5);
+            let distinct: std::collections::HashSet<_> = one.iter().collect();
+            assert_eq!(distinct.len(), one.len());
+            seen.extend(one);
+        }
+        assert!(seen.len() > 900, "sampling reached {} of 1000 keys", seen.len());
+        // Fewer keys than asked: all of them.
+        let mut small: Dict<u32> = Dict::new();
+        small.insert(b"a", 1);
+        small.insert(b"b", 2);
+        let mut n = 0;
+        small.sample(&mut rng, 5, |_, _, _| n += 1);
+        assert!((1..=2).contains(&n));
+    }
+}
