@@ -222,6 +222,13 @@ pub fn rss_bytes() -> u64 {
     pages * page
 }
 
+/// The machine's physical memory (INFO `total_system_memory`).
+pub fn total_system_memory() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    (pages.max(0) as u64) * (size.max(0) as u64)
+}
+
 /// The allocator as INFO's `mem_allocator` names it (`mimalloc-3.3.2`).
 pub fn name() -> String {
     extern "C" {

@@ -47,8 +47,13 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     let (mut srv, reg) = new_server(config);
     srv.config_file = config_file;
     srv.update_notify_tracking();
+    // The empty server's footprint, as Redis measures it once listening
+    // and before loading data: what binding allocates counts, the data not.
+    let before_load = allocator::used_memory();
     persistence::load_at_start(&mut srv, reg)?;
+    let loaded = allocator::used_memory();
     let mut ev = net::EventLoop::bind(srv, reg)?;
+    ev.srv.memory.startup = (before_load + allocator::used_memory()).saturating_sub(loaded);
     let ports = ev.local_ports();
     announce(show_logo, ports.first().copied().unwrap_or(0));
     log_at!(Notice, "Server initialized");

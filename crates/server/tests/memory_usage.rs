@@ -160,12 +160,25 @@ fn key_name(case: &Case, i: usize) -> String {
     (case.load)(i)[0][1].clone()
 }
 
-fn check_case(case: &Case) -> f64 {
+/// An integer field of INFO.
+fn info_field(c: &mut Client, name: &str) -> i64 {
+    let Frame::Bulk(text) = c.cmd(&["INFO", "memory"]) else { panic!("INFO is a bulk string") };
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let prefix = format!("{name}:");
+    let line = text.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("no {name} in {text}"));
+    line[prefix.len()..].parse().unwrap_or_else(|_| panic!("{line}"))
+}
+
+/// Returns MEMORY USAGE's sum and INFO used_memory's growth, each over the
+/// resident set's growth.
+fn check_case(case: &Case) -> (f64, f64) {
     let srv = TestServer::start(&[]);
     let mut c = srv.client();
     let before = rss_bytes(srv.pid());
+    let counted_before = info_field(&mut c, "used_memory");
     pipeline(&mut c, (0..case.keys).flat_map(|i| (case.load)(i)));
     let after = rss_bytes(srv.pid());
+    let counted = info_field(&mut c, "used_memory") - counted_before;
     let first = key_name(case, 0);
     assert_eq!(c.cmd(&["OBJECT", "ENCODING", &first]), bulk(case.encoding), "{}", case.name);
     let usages = pipeline(&mut c, (0..case.keys).map(|i| words(&["MEMORY", "USAGE", &key_name(case, i)])));
@@ -178,22 +191,49 @@ fn check_case(case: &Case) -> f64 {
         .sum();
     let grown = after.saturating_sub(before) as f64;
     assert!(grown > 5e6, "{}: only {grown} bytes of growth, too little to measure", case.name);
-    sum as f64 / grown
+    (sum as f64 / grown, counted as f64 / grown)
 }
 
+/// MEMORY USAGE, and the allocator's count that drives `maxmemory`, each
+/// within 20% of what the keys really cost the process.
 #[test]
-fn usage_sums_match_rss_growth_for_every_encoding() {
-    let mut report = Vec::new();
-    for case in CASES {
-        let ratio = check_case(case);
-        report.push(format!("{}: usage/rss {ratio:.3}", case.name));
-    }
-    let text = report.join("\n");
+fn usage_sums_and_used_memory_match_rss_growth_for_every_encoding() {
+    let ratios: Vec<(f64, f64)> = CASES.iter().map(check_case).collect();
+    let text: Vec<String> = CASES
+        .iter()
+        .zip(&ratios)
+        .map(|(case, (usage, counted))| format!("{}: usage/rss {usage:.3} used_memory/rss {counted:.3}", case.name))
+        .collect();
+    let text = text.join("\n");
     eprintln!("{text}");
-    for (case, line) in CASES.iter().zip(&report) {
-        let ratio: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-        assert!((0.8..=1.2).contains(&ratio), "{} off by more than 20%:\n{text}", case.name);
+    for (case, &(usage, counted)) in CASES.iter().zip(&ratios) {
+        assert!((0.8..=1.2).contains(&usage), "{}: MEMORY USAGE off by more than 20%:\n{text}", case.name);
+        assert!((0.8..=1.2).contains(&counted), "{}: used_memory off by more than 20%:\n{text}", case.name);
     }
+}
+
+/// used_memory follows the data both ways; the peak stays; the overheads
+/// and the dataset add up to it.
+#[test]
+fn used_memory_counts_allocations_and_their_release() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    let empty = info_field(&mut c, "used_memory");
+    let startup = info_field(&mut c, "used_memory_startup");
+    assert!(startup > 0 && startup <= empty, "startup {startup}, used {empty}");
+    let value = "x".repeat(1000);
+    pipeline(&mut c, (0..10_000).map(|i| words(&["SET", &format!("k{i}"), &value])));
+    let full = info_field(&mut c, "used_memory");
+    // 10k values of 1000 bytes (1024-byte blocks), keys and table nodes.
+    assert!((10_240_000..13_000_000).contains(&(full - empty)), "grew {}", full - empty);
+    let (overhead, dataset) = (info_field(&mut c, "used_memory_overhead"), info_field(&mut c, "used_memory_dataset"));
+    let used = info_field(&mut c, "used_memory");
+    assert!((overhead + dataset - used).abs() < 4096, "{overhead} + {dataset} vs {used}");
+    assert!(dataset > 10_000_000, "dataset {dataset}");
+    c.cmd(&["FLUSHALL", "SYNC"]);
+    let flushed = info_field(&mut c, "used_memory");
+    assert!(flushed - empty < 200_000, "after FLUSHALL {flushed}, empty {empty}");
+    assert!(info_field(&mut c, "used_memory_peak") >= full, "the peak is kept");
 }
 
 #[test]

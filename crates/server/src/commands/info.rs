@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::dispatch::{Argv, Ctx, Registry};
 use crate::scripting::Scripting;
+use crate::server::memstats::MemoryFigures;
 use crate::server::Server;
 
 use super::conn::REDIS_VERSION;
@@ -182,35 +183,72 @@ pub fn human_bytes(n: u64) -> String {
     format!("{v:.2}{}", UNITS[unit])
 }
 
-/// Bytes allocated, as the allocator counts them (see `crate::allocator`).
-fn allocated_bytes() -> u64 {
-    crate::allocator::used_memory()
+/// Memory figures as the allocator counts them (see `crate::allocator`
+/// and `server::memstats`).
+pub(super) fn memory_figures(srv: &Server) -> MemoryFigures {
+    let aof = crate::persistence::aof_buffer_bytes(srv);
+    let scripting = srv.scripting.get::<Scripting>();
+    let (lua_caches, functions_caches) = (scripting.scripts_memory() as u64, scripting.functions.code_bytes() as u64);
+    srv.memory_figures(aof, lua_caches, functions_caches)
 }
 
 fn memory(srv: &Server, s: &mut Section) {
-    let used = allocated_bytes();
-    let rss = crate::allocator::rss_bytes();
-    let maxmemory = srv.config.maxmemory;
-    s.field("used_memory", used);
-    s.field("used_memory_human", human_bytes(used));
-    s.field("used_memory_rss", rss);
-    s.field("used_memory_rss_human", human_bytes(rss));
-    s.field("used_memory_peak", used);
-    s.field("used_memory_peak_human", human_bytes(used));
+    let m = memory_figures(srv);
+    s.field("used_memory", m.used);
+    s.field("used_memory_human", human_bytes(m.used));
+    s.field("used_memory_rss", m.rss);
+    s.field("used_memory_rss_human", human_bytes(m.rss));
+    s.field("used_memory_peak", m.peak);
+    s.field("used_memory_peak_human", human_bytes(m.peak));
+    s.field("used_memory_peak_perc", format!("{:.2}%", m.peak_perc()));
+    s.field("used_memory_overhead", m.overhead());
+    s.field("used_memory_startup", m.startup);
+    s.field("used_memory_dataset", m.dataset());
+    s.field("used_memory_dataset_perc", format!("{:.2}%", m.dataset_perc()));
+    // mimalloc reports no page-level "active" figure cheaply: the counted
+    // bytes stand for it, and the resident set for "resident".
+    s.field("allocator_allocated", m.used);
+    s.field("allocator_active", m.used);
+    s.field("allocator_resident", m.rss);
+    let system = crate::allocator::total_system_memory();
+    s.field("total_system_memory", system);
+    s.field("total_system_memory_human", human_bytes(system));
     let scripting = srv.scripting.get::<Scripting>();
-    let lua = scripting.lua_memory();
+    let (lua, fn_vm) = (scripting.lua_memory() as u64, scripting.functions.lua_memory() as u64);
     s.field("used_memory_lua", lua);
     s.field("used_memory_vm_eval", lua);
-    s.field("used_memory_lua_human", human_bytes(lua as u64));
-    s.field("used_memory_scripts_eval", scripting.scripts_memory());
+    s.field("used_memory_lua_human", human_bytes(lua));
+    s.field("used_memory_scripts_eval", m.lua_caches);
     s.field("number_of_cached_scripts", scripting.cached_scripts());
-    s.field("maxmemory", maxmemory);
-    s.field("maxmemory_human", human_bytes(maxmemory));
+    s.field("number_of_functions", scripting.functions.function_count());
+    s.field("number_of_libraries", scripting.functions.libraries().len());
+    s.field("used_memory_vm_functions", fn_vm);
+    s.field("used_memory_vm_total", lua + fn_vm);
+    s.field("used_memory_vm_total_human", human_bytes(lua + fn_vm));
+    s.field("used_memory_functions", m.functions_caches);
+    s.field("used_memory_scripts", m.lua_caches + m.functions_caches);
+    s.field("used_memory_scripts_human", human_bytes(m.lua_caches + m.functions_caches));
+    s.field("maxmemory", srv.config.maxmemory);
+    s.field("maxmemory_human", human_bytes(srv.config.maxmemory));
     s.field("maxmemory_policy", &srv.config.maxmemory_policy);
-    let frag = if used > 0 { rss as f64 / used as f64 } else { 0.0 };
-    s.field("mem_fragmentation_ratio", format!("{frag:.2}"));
+    let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+    s.field("allocator_frag_ratio", "1.00");
+    s.field("allocator_frag_bytes", 0);
+    s.field("allocator_rss_ratio", format!("{:.2}", ratio(m.rss, m.used)));
+    s.field("allocator_rss_bytes", m.rss as i64 - m.used as i64);
+    s.field("rss_overhead_ratio", "1.00");
+    s.field("rss_overhead_bytes", 0);
+    s.field("mem_fragmentation_ratio", format!("{:.2}", ratio(m.rss, m.used)));
+    s.field("mem_fragmentation_bytes", m.rss as i64 - m.used as i64);
+    s.field("mem_not_counted_for_evict", m.not_counted_for_evict());
+    s.zeros(&["mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves"]);
+    s.field("mem_clients_normal", m.clients_normal);
+    s.field("mem_cluster_links", 0);
+    s.field("mem_aof_buffer", m.aof_buffer);
     s.field("mem_allocator", crate::allocator::name());
-    s.zeros(&["active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects"]);
+    s.zeros(&["active_defrag_running"]);
+    s.field("lazyfree_pending_objects", srv.lazyfree.pending());
+    s.field("lazyfreed_objects", srv.lazyfree.freed());
 }
 
 fn persistence(srv: &Server, s: &mut Section) {

@@ -1,23 +1,17 @@
 //! MEMORY USAGE|STATS|DOCTOR|MALLOC-STATS|PURGE|HELP.
 //!
-//! USAGE is exact to Volley's layout (see `engine::memsize`). The process
-//! figures of STATS and DOCTOR are estimates until the memory-accounting
-//! work lands: mimalloc keeps no running count of live bytes in a release
-//! build, so "allocated", "active" and "resident" are all the resident set
-//! (as INFO's `used_memory`; their ratios read 1), "peak" the resident
-//! set's high-water mark, and "startup" the resident set
-//! when the command table was built. The keyspace overheads are exact.
-//! mimalloc's committed bytes are no substitute for "active": it commits
-//! ahead of use, so they exceed the resident set on a fresh server.
-use std::sync::OnceLock;
-
+//! USAGE is exact to Volley's layout (see `engine::memsize`). STATS and
+//! DOCTOR read `server::memstats`: the bytes the allocator counts, their
+//! peak, the empty server's footprint and the overheads. mimalloc has no
+//! cheap page-level "active" figure (its committed bytes run ahead of use,
+//! above the resident set on a fresh server), so the counted bytes stand
+//! for "active" too and the resident set for "resident".
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::memsize::{self, DEFAULT_SAMPLES};
 use crate::engine::numeric::parse_i64;
-use crate::engine::Db;
 use crate::scripting::Scripting;
-use crate::server::Server;
+use crate::server::memstats::MemoryFigures;
 use crate::spec;
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
@@ -38,11 +32,7 @@ static SPECS: [CommandSpec; 1] = [
     CommandSpec { subcommands: &SUBS, ..spec!("memory", -2, 0, NONE, container, "server", "4.0.0", "A container for memory diagnostics commands", ["slow"]) },
 ];
 
-/// Resident set when the command table was built, before any data.
-static STARTUP_RSS: OnceLock<u64> = OnceLock::new();
-
 pub fn register(r: &mut Registry) {
-    STARTUP_RSS.get_or_init(crate::allocator::rss_bytes);
     r.add(&SPECS);
 }
 
@@ -92,26 +82,7 @@ fn memory_usage(ctx: &mut Ctx, argv: &Argv) {
 
 extern "C" {
     fn mi_collect(force: bool);
-    fn mi_process_info(
-        elapsed_msecs: *mut usize,
-        user_msecs: *mut usize,
-        system_msecs: *mut usize,
-        current_rss: *mut usize,
-        peak_rss: *mut usize,
-        current_commit: *mut usize,
-        peak_commit: *mut usize,
-        page_faults: *mut usize,
-    );
     fn mi_stats_print_out(out: Option<extern "C" fn(*const libc::c_char, *mut libc::c_void)>, arg: *mut libc::c_void);
-}
-
-/// The process's peak resident set, as mimalloc tracks it.
-fn peak_rss() -> u64 {
-    let mut v = [0usize; 8];
-    let [a, b, c, d, e, f, g, h] = &mut v;
-    // SAFETY: mimalloc writes one usize through each pointer, all valid.
-    unsafe { mi_process_info(a, b, c, d, e, f, g, h) };
-    v[4] as u64
 }
 
 fn memory_purge(ctx: &mut Ctx, _argv: &Argv) {
@@ -135,76 +106,26 @@ fn memory_malloc_stats(ctx: &mut Ctx, _argv: &Argv) {
     ctx.r.verbatim(text.as_bytes());
 }
 
-/// The figures MEMORY STATS and MEMORY DOCTOR are built from.
-struct Overhead {
-    peak: u64,
-    total: u64,
-    startup: u64,
-    clients: u64,
-    lua: u64,
-    /// Per non-empty db: (index, main table bytes, expiry table bytes).
-    dbs: Vec<(usize, u64, u64)>,
-    keys: u64,
-    rss: u64,
-}
-
-impl Overhead {
-    fn measure(srv: &Server) -> Overhead {
-        let rss = crate::allocator::rss_bytes();
-
-        let clients = srv.clients.iter().map(|(_, c)| c.bufs.total as u64).sum();
-        let lua = srv.scripting.get::<Scripting>().scripts_memory() as u64;
-        let dbs = srv.keyspace.dbs.iter().enumerate().filter(|(_, db)| !db.is_empty()).map(table_bytes).collect();
-        Overhead {
-            peak: peak_rss().max(rss),
-            total: rss,
-            startup: *STARTUP_RSS.get_or_init(|| rss),
-            clients,
-            lua,
-            dbs,
-            keys: srv.keyspace.total_keys() as u64,
-            rss,
-        }
-    }
-
-    fn overhead_total(&self) -> u64 {
-        self.startup + self.clients + self.lua + self.dbs.iter().map(|&(_, m, e)| m + e).sum::<u64>()
-    }
-
-    /// Bytes above the startup footprint (at least 1, a divisor).
-    fn net(&self) -> u64 {
-        self.total.saturating_sub(self.startup).max(1)
-    }
-}
-
-/// A db's table overheads as MEMORY STATS lists them.
-fn table_bytes((i, db): (usize, &Db)) -> (usize, u64, u64) {
-    let [main, expires] = memsize::table_overhead(db);
-    (i, main as u64, expires as u64)
-}
-
 fn ratio(a: u64, b: u64) -> f64 {
     // Redis computes these in single precision; the digits show it.
     (a as f32 / b.max(1) as f32) as f64
 }
 
 fn memory_stats(ctx: &mut Ctx, _argv: &Argv) {
-    let m = Overhead::measure(ctx.srv);
-    let overhead = m.overhead_total();
-    let dataset = m.total.saturating_sub(overhead);
+    let m = super::info::memory_figures(ctx.srv);
     let r = &mut ctx.r;
     r.map(27 + m.dbs.len());
     let head: [(&str, u64); 10] = [
         ("peak.allocated", m.peak),
-        ("total.allocated", m.total),
+        ("total.allocated", m.used),
         ("startup.allocated", m.startup),
         ("replication.backlog", 0),
         ("clients.slaves", 0),
-        ("clients.normal", m.clients),
+        ("clients.normal", m.clients_normal),
         ("cluster.links", 0),
-        ("aof.buffer", 0),
-        ("lua.caches", m.lua),
-        ("functions.caches", 0),
+        ("aof.buffer", m.aof_buffer),
+        ("lua.caches", m.lua_caches),
+        ("functions.caches", m.functions_caches),
     ];
     for (name, v) in head {
         r.bulk(name.as_bytes());
@@ -221,26 +142,28 @@ fn memory_stats(ctx: &mut Ctx, _argv: &Argv) {
         r.int(0);
     }
     let per_key = m.net().checked_div(m.keys).unwrap_or(0);
-    let (active, resident) = (m.total, m.rss);
     let tail_ints: [(&str, u64); 3] =
-        [("overhead.total", overhead), ("keys.count", m.keys), ("keys.bytes-per-key", per_key)];
+        [("overhead.total", m.overhead()), ("keys.count", m.keys), ("keys.bytes-per-key", per_key)];
     for (name, v) in tail_ints {
         r.bulk(name.as_bytes());
         r.int(v as i64);
     }
     r.bulk(b"dataset.bytes");
-    r.int(dataset as i64);
+    r.int(m.dataset() as i64);
     r.bulk(b"dataset.percentage");
-    r.double((dataset as f32 * 100.0 / m.net() as f32) as f64);
+    r.double(m.dataset_perc());
     r.bulk(b"peak.percentage");
-    r.double((m.total as f32 * 100.0 / m.peak.max(1) as f32) as f64);
-    let alloc = [("allocator.allocated", m.total), ("allocator.active", active), ("allocator.resident", resident)];
+    r.double(m.peak_perc());
+    // mimalloc has no cheap page-level "active" figure: the counted bytes
+    // stand for it (see INFO's allocator_* fields).
+    let (allocated, active, resident) = (m.used, m.used, m.rss);
+    let alloc = [("allocator.allocated", allocated), ("allocator.active", active), ("allocator.resident", resident)];
     for (name, v) in alloc {
         r.bulk(name.as_bytes());
         r.int(v as i64);
     }
     let pairs = [
-        ("allocator-fragmentation", active, m.total),
+        ("allocator-fragmentation", active, allocated),
         ("allocator-rss", resident, active),
         ("rss-overhead", m.rss, resident),
     ];
@@ -251,13 +174,13 @@ fn memory_stats(ctx: &mut Ctx, _argv: &Argv) {
         r.int(a as i64 - b as i64);
     }
     r.bulk(b"fragmentation");
-    r.double(ratio(m.rss, m.total));
+    r.double(ratio(m.rss, m.used));
     r.bulk(b"fragmentation.bytes");
-    r.int(m.rss as i64 - m.total as i64);
+    r.int(m.rss as i64 - m.used as i64);
 }
 
 fn memory_doctor(ctx: &mut Ctx, _argv: &Argv) {
-    let m = Overhead::measure(ctx.srv);
+    let m = super::info::memory_figures(ctx.srv);
     let report = doctor_report(&m, ctx.srv.clients.len() as u64, ctx.srv.scripting.get::<Scripting>().cached_scripts());
     ctx.r.verbatim(report.as_bytes());
 }
@@ -268,20 +191,33 @@ const DOCTOR_FINE: &str =
 const DOCTOR_HEAD: &str = "Sam, I detected a few issues in this Redis instance memory implants:\n\n";
 const DOCTOR_TAIL: &str = "I'm here to keep you safe, Sam. I want to help you.\n";
 const PEAK: &str = " * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n";
+const HIGH_ALLOC_RSS: &str = " * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n";
 const CLIENT_BUF: &str = " * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n";
 const SCRIPTS: &str = " * Many scripts: There seem to be many cached scripts in this instance (more than 1000). This may be because scripts are generated and `EVAL`ed, instead of being parameterized (with KEYS and ARGV), `SCRIPT LOAD`ed and `EVALSHA`ed. Unless `SCRIPT FLUSH` is called periodically, the scripts' caches may end up consuming most of your memory.\n\n";
 
-/// Redis's report, with the checks Volley's figures support: the ones
-/// comparing allocated, active and resident bytes are left out while all
-/// three are the resident set.
-fn doctor_report(m: &Overhead, clients: u64, scripts: usize) -> String {
-    if m.total < 5 << 20 {
+/// Redis's report. With mimalloc the counted bytes stand for both
+/// "allocated" and "active" (see MEMORY STATS), so the external
+/// fragmentation check never fires and the process-RSS one compares the
+/// resident set with itself; the others are Redis's.
+fn doctor_report(m: &MemoryFigures, clients: u64, scripts: usize) -> String {
+    if m.used < 5 << 20 {
         return DOCTOR_EMPTY.to_owned();
     }
-    let big_peak = m.peak as f32 / m.total as f32 > 1.5;
-    let client_buf = m.clients / clients.max(1) > 200 << 10;
+    let big_peak = m.peak as f32 / m.used as f32 > 1.5;
+    let frag = m.rss as f32 / m.used.max(1) as f32;
+    let frag_bytes = m.rss.saturating_sub(m.used);
+    let high_frag = frag > 1.4 && frag_bytes > 10 << 20;
+    let high_alloc_rss = frag > 1.1 && frag_bytes > 10 << 20;
+    let client_buf = m.clients_normal / clients.max(1) > 200 << 10;
     let many_scripts = scripts > 1000;
-    let found = [(big_peak, PEAK), (client_buf, CLIENT_BUF), (many_scripts, SCRIPTS)];
+    let high_frag_text = format!(" * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"{}\".\n\n", crate::allocator::name());
+    let found = [
+        (big_peak, PEAK),
+        (high_frag, high_frag_text.as_str()),
+        (high_alloc_rss, HIGH_ALLOC_RSS),
+        (client_buf, CLIENT_BUF),
+        (many_scripts, SCRIPTS),
+    ];
     if !found.iter().any(|(hit, _)| *hit) {
         return DOCTOR_FINE.to_owned();
     }

@@ -187,6 +187,11 @@ pub fn last_save(srv: &Server) -> i64 {
     rdb_ref(&srv.persistence).last_save
 }
 
+/// Bytes the AOF buffer holds (INFO `mem_aof_buffer`).
+pub fn aof_buffer_bytes(srv: &Server) -> u64 {
+    aof::buffer_bytes(srv)
+}
+
 /// The `rdb_*` and `aof_*` fields of INFO persistence, in Redis's order.
 pub fn info_fields(srv: &Server) -> Vec<(&'static str, String)> {
     let mut fields = rdb::info_fields(srv, crate::server::unix_ms());

@@ -82,6 +82,11 @@ impl Functions {
         self.index.get(&name.to_ascii_lowercase()).map(|&(l, f)| &self.libraries[l].functions[f])
     }
 
+    /// Bytes of the libraries' source code (INFO `used_memory_functions`).
+    pub fn code_bytes(&self) -> usize {
+        self.libraries.iter().map(|l| l.code.len()).sum()
+    }
+
     /// Bytes the functions' Lua heap uses.
     pub fn lua_memory(&self) -> usize {
         self.state.base.lua.used_memory()

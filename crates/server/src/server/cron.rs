@@ -15,6 +15,7 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
     let budget = Duration::from_micros(1_000_000 / hz as u64 / EXPIRE_TIME_SHARE as u64);
     let start = Instant::now();
     srv.end_expired_pause(now_ms);
+    srv.note_memory_peak();
     // As Redis does, no rehashing or shrinking while a child holds a
     // copy-on-write image: moving entries would copy their pages.
     if srv.children.running().is_none() {

@@ -5,11 +5,13 @@
 pub mod blocking;
 pub mod changes;
 pub mod child;
+pub mod client_evict;
 pub mod clock;
 pub mod cron;
 pub mod evict;
 pub mod latency;
 pub mod lazyfree;
+pub mod memstats;
 pub mod monitor;
 pub mod notify;
 pub mod outbox;
@@ -124,6 +126,8 @@ impl ClientInfo {
 #[derive(Debug, Clone, Default)]
 pub struct Transaction {
     pub queued: Vec<(usize, resp::Args)>,
+    /// Bytes of the queued commands' arguments (CLIENT LIST `multi-mem`).
+    pub argv_mem: usize,
     /// A command was rejected while queueing: EXEC must fail (EXECABORT).
     pub aborted: bool,
 }
@@ -352,8 +356,14 @@ pub struct Server {
     pub scripting: Part,
     /// SLOWLOG entries.
     pub slowlog: slowlog::SlowLog,
+    /// `used_memory`'s peak and the empty server's footprint.
+    pub memory: memstats::MemoryMarks,
     /// Latency monitor events (LATENCY LATEST/HISTORY).
     pub latency_events: latency::Events,
+    /// Each client's memory and their sum (`maxmemory-clients`).
+    pub client_mem: client_evict::ClientMemory,
+    /// DEBUG PAUSE-CRON 1: the periodic tasks do not run.
+    pub cron_paused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
     /// `wants_expired()`, cached (see `changes::collect_expired`).
@@ -417,7 +427,10 @@ impl Server {
             persistence,
             scripting,
             slowlog: Default::default(),
+            memory: Default::default(),
             latency_events: Default::default(),
+            client_mem: Default::default(),
+            cron_paused: false,
             active_expire_off: false,
             notify_channel: Vec::new(),
             collecting_expired: false,

@@ -463,6 +463,11 @@ fn write_some(file: &mut File, data: &[u8]) -> (usize, Option<io::Error>) {
 }
 
 /// INFO persistence's `aof_*` fields, Redis 7.0's names and order.
+/// The AOF buffer's allocation.
+pub fn buffer_bytes(srv: &Server) -> u64 {
+    aof_ref(&srv.persistence).buf.capacity() as u64
+}
+
 pub fn info_fields(srv: &Server) -> Vec<(&'static str, String)> {
     let a = aof_ref(&srv.persistence);
     let rewriting = srv.children.running() == Some(crate::server::child::ChildKind::AofRewrite);
