@@ -170,7 +170,7 @@ fn bitop(ctx: &mut Ctx, argv: &Argv) {
     // An empty result deletes whatever `dest` holds, stale or not, as
     // Redis's `dbDelete` does.
     let event = if out.is_empty() {
-        db.remove(dest).map(|_| (NOTIFY_GENERIC, "del"))
+        db.delete(dest).then_some((NOTIFY_GENERIC, "del"))
     } else {
         expire_stale(db, dest, now);
         db.set(dest, Value::Str(Str::raw(out)), None, false, now);

@@ -117,7 +117,7 @@ fn restore(ctx: &mut Ctx, argv: &Argv) {
         Err(DumpError::Footer) => return ctx.r.error("ERR DUMP payload version or checksum are wrong"),
         Err(DumpError::Format) => return ctx.r.error("ERR Bad data format"),
     };
-    let deleted = opts.replace && ctx.dbm().remove(key).is_some();
+    let deleted = opts.replace && ctx.dbm().delete(key);
     let expire_at = match ttl {
         0 => None,
         _ if opts.absttl => Some(ttl),

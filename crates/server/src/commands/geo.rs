@@ -562,7 +562,7 @@ fn reply_points(r: &mut Reply, q: &Request, points: &[Point], unit: f64) {
 fn store_points(ctx: &mut Ctx, dst: &[u8], points: &[Point], by_dist: bool, unit: f64, event: &str) {
     let n = points.len();
     if n == 0 {
-        if ctx.dbm().remove(dst).is_some() {
+        if ctx.dbm().delete(dst) {
             ctx.dirty(1);
             ctx.modified(dst);
             ctx.notify(NOTIFY_GENERIC, "del", dst);

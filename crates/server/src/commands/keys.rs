@@ -24,8 +24,6 @@ const OBJ_KEY: (i32, i32, i32) = (2, 2, 1);
 const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// Integers below this are shared objects in Redis (`OBJ_SHARED_INTEGERS`).
 const SHARED_INTEGERS: i64 = 10_000;
-/// Flushes of fewer keys than this are freed inline even when ASYNC.
-const LAZYFREE_THRESHOLD: usize = 64;
 
 #[rustfmt::skip]
 static OBJECT_SUBS: [CommandSpec; 5] = [
@@ -39,7 +37,7 @@ static OBJECT_SUBS: [CommandSpec; 5] = [
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 25] = [
     spec!("del", -2, WRITE, ALL, del, "keyspace", "1.0.0", "Deletes one or more keys.", ["keyspace", "write", "slow"]),
-    spec!("unlink", -2, WRITE | FAST, ALL, del, "keyspace", "4.0.0", "Asynchronously deletes one or more keys.", ["keyspace", "write", "fast"]),
+    spec!("unlink", -2, WRITE | FAST, ALL, unlink, "keyspace", "4.0.0", "Asynchronously deletes one or more keys.", ["keyspace", "write", "fast"]),
     spec!("exists", -2, READONLY | FAST, ALL, exists, "keyspace", "1.0.0", "Determines whether one or more keys exist.", ["keyspace", "read", "fast"]),
     spec!("type", 2, READONLY | FAST, KEY1, type_cmd, "keyspace", "1.0.0", "Determines the type of value stored at a key.", ["keyspace", "read", "fast"]),
     spec!("touch", -2, READONLY | FAST, ALL, touch, "keyspace", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", ["keyspace", "read", "fast"]),
@@ -180,21 +178,38 @@ fn parse_flush_mode(ctx: &Ctx, argv: &Argv) -> Result<bool, ()> {
     }
 }
 
-/// Free a detached table, on a background thread if asked and worth it.
-fn dispose<T: Send + 'static>(table: T, len: usize, lazy: bool) {
-    if lazy && len >= LAZYFREE_THRESHOLD {
-        std::thread::spawn(move || drop(table));
+/// Free detached tables of `keys` keys: on the lazy-free thread if asked
+/// (whatever their size, as Redis's `emptyDbAsync`), here otherwise.
+fn dispose<T: Send + 'static>(ctx: &mut Ctx, tables: T, keys: usize, lazy: bool) {
+    if lazy {
+        ctx.srv.lazyfree.free_tables(tables, keys);
     }
 }
 
 // ------------------------------------------------------------ existence
 
 fn del(ctx: &mut Ctx, argv: &Argv) {
+    let lazy = ctx.srv.config.lazyfree_lazy_user_del;
+    delete_keys(ctx, argv, lazy);
+}
+
+/// UNLINK: DEL whose big values are freed on the lazy-free thread.
+fn unlink(ctx: &mut Ctx, argv: &Argv) {
+    delete_keys(ctx, argv, true);
+}
+
+/// Redis's `delGenericCommand`: remove the named keys that exist, freeing
+/// their values lazily if `lazy`.
+fn delete_keys(ctx: &mut Ctx, argv: &Argv, lazy: bool) {
     let now = ctx.now;
     let mut n = 0;
     for key in argv.iter_from(1) {
         let db = ctx.dbm();
-        if db.contains(key, now) && db.remove(key).is_some() {
+        // `take`, not `remove`: a user delete follows `lazyfree-lazy-user-del`
+        // alone, not the server-delete option `remove` honours.
+        let gone = if db.contains(key, now) { db.take(key) } else { None };
+        if let Some(rec) = gone {
+            ctx.srv.lazyfree.free(rec.value, lazy);
             n += 1;
             // Only the keys DEL found count as modified, as in Redis.
             ctx.modified(key);
@@ -548,7 +563,7 @@ fn flushdb(ctx: &mut Ctx, argv: &Argv) {
     ctx.srv.blocking.signal_db(ctx.db);
     let old = ctx.dbm().clear();
     let n = old.0.len();
-    dispose(old, n, lazy);
+    dispose(ctx, old, n, lazy);
     ctx.dirty(n as u64);
     ctx.srv.tracking_flush(ctx.cid);
     ctx.r.ok();
@@ -562,7 +577,7 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     }
     let old: Vec<_> = ctx.srv.keyspace.dbs.iter_mut().map(|db| db.clear()).collect();
     let n: usize = old.iter().map(|d| d.0.len()).sum();
-    dispose(old, n, lazy);
+    dispose(ctx, old, n, lazy);
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
     ctx.srv.tracking_flush(ctx.cid);

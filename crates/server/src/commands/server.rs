@@ -199,6 +199,7 @@ fn config_resetstat(ctx: &mut Ctx, _argv: &Argv) {
     ctx.srv.stats = Stats { commands: vec![CommandStats::default(); n], ..Stats::default() };
     ctx.srv.keyspace.dbs.iter_mut().for_each(|db| db.expired = 0);
     ctx.srv.evict.reset_stats();
+    ctx.srv.lazyfree.reset_stats();
     ctx.r.ok();
 }
 

@@ -380,7 +380,7 @@ fn union_diff(ctx: &mut Ctx, keys: &[&[u8]], op: Op) -> Result<Set, ()> {
 fn store(ctx: &mut Ctx, dst: &[u8], set: Set, event: &str) {
     let n = set.len();
     if n == 0 {
-        if ctx.dbm().remove(dst).is_some() {
+        if ctx.dbm().delete(dst) {
             ctx.dirty(1);
             ctx.notify(NOTIFY_GENERIC, "del", dst);
         }

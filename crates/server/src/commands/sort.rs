@@ -281,7 +281,7 @@ fn store(ctx: &mut Ctx, dst: &[u8], out: &[Item], gets: &[Pattern]) {
         ctx.modified(dst);
         ctx.dirty(n as u64);
         ctx.notify(NOTIFY_LIST, "sortstore", dst);
-    } else if ctx.dbm().remove(dst).is_some() {
+    } else if ctx.dbm().delete(dst) {
         // Deleted stale or not (Redis's `dbDelete` does not look).
         ctx.modified(dst);
         ctx.dirty(1);

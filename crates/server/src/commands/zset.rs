@@ -100,7 +100,7 @@ pub(crate) fn reply_items(r: &mut Reply, items: &[(f64, Vec<u8>)], withscores: b
 pub(crate) fn store_result(ctx: &mut Ctx, dst: &[u8], mut z: ZSet, event: &str) {
     let n = z.len();
     if n == 0 {
-        if ctx.dbm().remove(dst).is_some() {
+        if ctx.dbm().delete(dst) {
             ctx.dirty(1);
             ctx.notify(NOTIFY_GENERIC, "del", dst);
         }

@@ -124,6 +124,12 @@ pub struct Db {
     /// While `new` keyspace events are on, created keys are logged here.
     pub track_new: bool,
     pub new_log: Vec<Vec<u8>>,
+    /// Removals by expiry (`lazy_expire`) or by [`Db::delete`] and
+    /// overwrites (`lazy_server_del`) leave the old value in `lazy_drops`
+    /// for the server's lazy-free thread, which the engine cannot reach.
+    pub lazy_expire: bool,
+    pub lazy_server_del: bool,
+    pub lazy_drops: Vec<Value>,
 }
 
 impl Default for Db {
@@ -140,6 +146,9 @@ impl Default for Db {
             keep_expired: false,
             track_new: false,
             new_log: Vec::new(),
+            lazy_expire: false,
+            lazy_server_del: false,
+            lazy_drops: Vec::new(),
         }
     }
 }
@@ -303,7 +312,10 @@ impl Db {
     fn expire_if_due_hashed(&mut self, hash: u64, key: &[u8], now_ms: i64) -> bool {
         let due = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
         if due && !self.keep_expired {
-            self.dict.remove_hashed(hash, key);
+            let gone = self.dict.remove_hashed(hash, key);
+            if self.lazy_expire {
+                self.lazy_drops.extend(gone.map(|e| e.value));
+            }
             self.expires.remove_hashed(hash, key);
             self.expired += 1;
             if self.track_expired {
@@ -393,7 +405,10 @@ impl Db {
                 // A stale entry's TTL is not kept: the key was logically gone.
                 let stale =
                     Meta(*meta).volatile() && self.expires.get_hashed(hash, key).is_some_and(|&at| at <= now_ms);
-                e.value = value;
+                let old = std::mem::replace(&mut e.value, value);
+                if self.lazy_server_del {
+                    self.lazy_drops.push(old);
+                }
                 // An overwrite is an access of the key (LFU: its counter
                 // grows, as Redis's lookupKeyWrite before dbOverwrite).
                 touch(&mut self.lfu, meta, now_ms);
@@ -429,6 +444,17 @@ impl Db {
         self.take(key).map(|rec| Entry { value: rec.value })
     }
 
+    /// Remove a key the server deletes implicitly (Redis's `dbDelete`: a
+    /// STORE's empty result, RESTORE REPLACE); true if it existed. Its value
+    /// goes to `lazy_drops` under `lazy_server_del`.
+    pub fn delete(&mut self, key: &[u8]) -> bool {
+        let Some(rec) = self.take(key) else { return false };
+        if self.lazy_server_del {
+            self.lazy_drops.push(rec.value);
+        }
+        true
+    }
+
     /// Remove a key with its expiry (RENAME, MOVE).
     pub fn take(&mut self, key: &[u8]) -> Option<Record> {
         let hash = self.key_hash(key);
@@ -445,7 +471,7 @@ impl Db {
 
     /// Store a detached record, replacing whatever `key` held.
     pub fn put(&mut self, key: &[u8], rec: Record) {
-        self.remove(key);
+        self.delete(key);
         let hash = self.key_hash(key);
         let (meta, _) =
             self.dict.insert_new_meta_hashed(hash, key, Meta::new(rec.access).0, Entry { value: rec.value });
@@ -542,7 +568,10 @@ impl Db {
         }
         self.expire_cursor = cursor;
         for k in &due {
-            self.remove(k);
+            let gone = self.take(k);
+            if self.lazy_expire {
+                self.lazy_drops.extend(gone.map(|r| r.value));
+            }
         }
         if self.track_expired {
             self.expired_log.extend(due.iter().cloned());

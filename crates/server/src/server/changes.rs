@@ -293,6 +293,9 @@ pub fn collect_expired(srv: &mut Server) {
     if srv.collecting_expired {
         collect_expired_keys(srv);
     }
+    // Values expired or overwritten under a lazy-free option go to the
+    // lazy-free thread (the engine left them with the db).
+    super::lazyfree::reap(srv);
 }
 
 #[cold]
@@ -305,7 +308,9 @@ fn collect_expired_keys(srv: &mut Server) {
         for key in std::mem::take(&mut srv.keyspace.dbs[i].expired_log) {
             srv.notify_expired(i, &key);
             if srv.changes.replaying() {
-                srv.changes.replay(i, &[b"DEL", &key]);
+                // Redis's `propagateDeletion`: UNLINK when freed lazily.
+                let cmd: &[u8] = if srv.config.lazyfree_lazy_expire { b"UNLINK" } else { b"DEL" };
+                srv.changes.replay(i, &[cmd, &key]);
             }
             if watching {
                 srv.changes.touched.push(Touched { db: i, key, expired: true, by: None });

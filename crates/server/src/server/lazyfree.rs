@@ -17,6 +17,8 @@ use crate::engine::stream::Stream;
 use crate::engine::zset::ZSet;
 use crate::engine::Value;
 
+use super::Server;
+
 /// Redis's `LAZYFREE_THRESHOLD`: values whose free effort is at most this
 /// are freed inline, as handing them to the thread would cost more.
 pub const LAZYFREE_THRESHOLD: usize = 64;
@@ -41,6 +43,38 @@ struct Counters {
 pub struct Lazyfree {
     counters: Arc<Counters>,
     worker: Option<Sender<Job>>,
+    /// Whether the databases were last told to keep implicitly removed
+    /// values for [`reap`] (an implicit-delete option was on).
+    dbs_keep_drops: bool,
+}
+
+/// Hand the values the databases removed implicitly (expiry, overwrite,
+/// `dbDelete`-style removal) to the thread, and keep the databases' lazy
+/// flags in step with `lazyfree-lazy-expire` / `lazyfree-lazy-server-del`
+/// (the engine cannot reach the thread, so it leaves those values in
+/// `Db::lazy_drops`). Called after every command and cron tick; with both
+/// options off, as by default, it costs two loads and a branch.
+#[inline]
+pub fn reap(srv: &mut Server) {
+    let on = srv.config.lazyfree_lazy_expire || srv.config.lazyfree_lazy_server_del;
+    if on || srv.lazyfree.dbs_keep_drops {
+        reap_dbs(srv, on);
+    }
+}
+
+#[cold]
+fn reap_dbs(srv: &mut Server, on: bool) {
+    let (expire, server_del) = (srv.config.lazyfree_lazy_expire, srv.config.lazyfree_lazy_server_del);
+    for db in &mut srv.keyspace.dbs {
+        // Set on every pass rather than on CONFIG SET alone: a db replaced
+        // wholesale (DEBUG RELOAD, a sync from a master) starts unset.
+        db.lazy_expire = expire;
+        db.lazy_server_del = server_del;
+        for v in db.lazy_drops.drain(..) {
+            srv.lazyfree.free(v, true);
+        }
+    }
+    srv.lazyfree.dbs_keep_drops = on;
 }
 
 impl Lazyfree {
