@@ -127,6 +127,12 @@ impl RequestParser {
         self.pos
     }
 
+    /// Length of the bulk argument being waited for, once its `$len` line
+    /// was read (its payload then starts at [`RequestParser::progress`]).
+    pub fn pending_bulk(&self) -> Option<usize> {
+        self.bulk_len
+    }
+
     /// Parse the frame at the start of `buf` into `args`.
     pub fn parse(&mut self, buf: &[u8], args: &mut Args, lim: Limits) -> Result<Parsed, ProtocolError> {
         if self.remaining == 0 && buf.first() == Some(&b'*') {

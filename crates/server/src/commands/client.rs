@@ -7,6 +7,7 @@ use std::fmt::Write;
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::numeric::parse_i64;
+use crate::server::client_evict;
 use crate::server::pause::PauseKind;
 use crate::server::tracking::TrackingClient;
 use crate::server::{ClientInfo, ReplyMode};
@@ -119,7 +120,7 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
     let _ = write!(
         s,
         "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi={} \
-         qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem=0 rbs={} rbp={} obl={obl} oll={oll} omem={omem} \
+         qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem={} rbs={} rbp={} obl={obl} oll={oll} omem={omem} \
          tot-mem={} events={events} cmd={cmd} user=default redir={} resp={}",
         c.id,
         c.addr,
@@ -134,9 +135,10 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
         c.tx.as_ref().map_or(-1, |t| t.queued.len() as i64),
         b.qbuf,
         b.qbuf_free,
+        client_evict::multi_mem(c),
         b.out_cap,
         b.out_cap,
-        b.total + argv_mem,
+        b.total + state.state_mem + argv_mem,
         trk.map_or(-1, |t| t.redirect as i64),
         c.resp,
     );
@@ -146,6 +148,8 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
 /// What a CLIENT LIST line shows beyond the client record.
 struct LineState {
     blocked: bool,
+    /// Memory held in server state (queued commands, watches, subscriptions).
+    state_mem: usize,
     /// Channel, pattern and shard subscriptions.
     subs: (usize, usize, usize),
     tracking: Option<TrackingClient>,
@@ -159,13 +163,15 @@ const REPLY_CHUNK: usize = 16 << 10;
 fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) -> String {
     let subs = ctx.srv.pubsub.subs(slot).map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
     let tracking = ctx.srv.tracking.client(slot).cloned();
+    let state_mem = client_evict::state_memory(ctx.srv, slot);
     if slot == ctx.cid {
         let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
-        return client_line(c, &LineState { blocked: false, subs, tracking }, current, argv_mem, ctx.now);
+        let state = LineState { blocked: false, state_mem, subs, tracking };
+        return client_line(c, &state, current, argv_mem, ctx.now);
     }
     let cmd = c.last_cmd.map_or("NULL", |id| ctx.reg.full_name(id));
     let blocked = ctx.srv.blocking.is_blocked(slot);
-    client_line(c, &LineState { blocked, subs, tracking }, cmd, 0, ctx.now)
+    client_line(c, &LineState { blocked, state_mem, subs, tracking }, cmd, 0, ctx.now)
 }
 
 /// A client type name, as CLIENT LIST TYPE and CLIENT KILL TYPE take it:

@@ -67,6 +67,11 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
             ctx.r.ok();
         }
         ("quicklist-packed-threshold", 3) => packed_threshold(ctx, argv.get(2)),
+        ("pause-cron", 3) => {
+            ctx.srv.cron_paused = atoi(argv.get(2)) != 0;
+            ctx.r.ok();
+        }
+        ("replybuffer", 4) => replybuffer(ctx, argv),
         ("populate", 3..=5) => populate(ctx, argv),
         ("stringmatch-test", 2) => stringmatch_test(ctx),
         ("change-repl-id", 2) => {
@@ -98,6 +103,8 @@ const HELP: &[&str] = &[
     "    it is used instead of the 'key' prefix. These are not propagated to",
     "    replicas. Cluster slots are not respected so keys not belonging to the",
     "    current node can be created in cluster mode.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -113,11 +120,36 @@ const HELP: &[&str] = &[
     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
     "STRINGMATCH-TEST",
     "    Run a fuzz tester against the stringmatchlen() function.",
     "LISTPACK <key>",
     "    Show low level info about the listpack encoding of <key>.",
 ];
+
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME|RESIZING: Volley never shrinks a
+/// reply buffer by its recent peak (an emptied buffer over 64 KiB is
+/// released at once), so there is nothing to tune; the arguments are
+/// checked as Redis checks them.
+fn replybuffer(ctx: &mut Ctx, argv: &Argv) {
+    let value = argv.get(3);
+    if argv.is(2, "peak-reset-time") {
+        let named = value.eq_ignore_ascii_case(b"never") || value.eq_ignore_ascii_case(b"reset");
+        if !named && parse_i64(value).is_none() {
+            return ctx.r.error("ERR value is not an integer or out of range");
+        }
+    } else if !argv.is(2, "resizing") {
+        let name = String::from_utf8_lossy(argv.get(1)).into_owned();
+        let msg = format!("ERR unknown subcommand or wrong number of arguments for '{name}'. Try DEBUG HELP.");
+        return ctx.r.error(&msg);
+    }
+    ctx.r.ok();
+}
 
 fn help(ctx: &mut Ctx) {
     ctx.r.help("DEBUG", HELP);

@@ -27,13 +27,11 @@ pub fn tracking(ctx: &mut Ctx, argv: &Argv) {
     // Re-enabling keeps the prefixes already registered, as Redis does.
     let mut opts = opts;
     if let Some(old) = ctx.srv.tracking.client(ctx.cid).filter(|o| o.bcast && opts.bcast) {
-        for p in &old.prefixes {
-            if !opts.prefixes.contains(p) {
-                opts.prefixes.push(p.clone());
-            }
-        }
+        opts.prefixes.extend(old.prefixes.iter().cloned());
     }
+    // One copy of each prefix, as in Redis's prefix tree.
     opts.prefixes.sort();
+    opts.prefixes.dedup();
     ctx.srv.tracking_on(ctx.cid, opts);
     ctx.r.ok();
 }

@@ -25,6 +25,14 @@ use value::{parse_int, parse_mem, Value};
 /// soft seconds); zero disables a limit.
 pub type BufferLimit = (u64, u64, u64);
 
+/// `maxmemory-clients`: a byte count, or a percentage of `maxmemory`
+/// (`percent` set); 0 turns client eviction off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemOrPercent {
+    pub value: u64,
+    pub percent: bool,
+}
+
 /// Keyspace notifications: `K` (`__keyspace@<db>__` channel).
 pub const NOTIFY_KEYSPACE: u32 = 1 << 0;
 /// Keyspace notifications: `E` (`__keyevent@<db>__` channel).
@@ -164,6 +172,9 @@ pub struct Config {
     pub maxmemory_policy: String,
     /// Keys sampled per eviction.
     pub maxmemory_samples: u32,
+    /// Memory all normal and pub/sub clients may use together before the
+    /// largest are disconnected (client eviction).
+    pub maxmemory_clients: MemOrPercent,
     /// How long one round of eviction may run (0..100; Redis's tenacity).
     pub maxmemory_eviction_tenacity: u32,
     /// LFU counter growth: higher is slower (`lfu-log-factor`).
@@ -366,6 +377,7 @@ impl Config {
             maxmemory: 0,
             maxmemory_policy: String::new(),
             maxmemory_samples: 0,
+            maxmemory_clients: MemOrPercent::default(),
             maxmemory_eviction_tenacity: 0,
             lfu_log_factor: 0,
             lfu_decay_time: 0,

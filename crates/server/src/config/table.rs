@@ -153,7 +153,7 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("maxmemory-policy", Enum(MAXMEMORY_POLICIES, 8), "noeviction", 0, field!(maxmemory_policy)),
     opt!("maxmemory-samples", Int(1, INT_MAX), "5", 0, field!(maxmemory_samples)),
     opt!("maxmemory-eviction-tenacity", Int(0, 100), "10", 0, field!(maxmemory_eviction_tenacity)),
-    opt!("maxmemory-clients", Custom(value::parse_mem_or_percent), "0", 0, Acc::Other),
+    opt!("maxmemory-clients", Custom(value::parse_mem_or_percent), "0", 0, field!(maxmemory_clients)),
     opt!("busy-reply-threshold", ["lua-time-limit"], Int(0, LONG_MAX), "5000", 0, field!(busy_reply_threshold)),
     opt!("active-expire-effort", Int(1, 10), "1", 0, field!(active_expire_effort)),
     // Volley's pipelining knobs.

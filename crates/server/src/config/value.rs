@@ -4,7 +4,7 @@
 //! Error texts are those of redis-server 7.0.
 use std::path::PathBuf;
 
-use super::{Appendfsync, BufferLimit, LogLevel};
+use super::{Appendfsync, BufferLimit, LogLevel, MemOrPercent};
 
 /// A parsed option value, before it is stored into a [`super::Config`] field.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,6 +130,26 @@ impl Field for Vec<(u64, u64)> {
     fn show(&self) -> String {
         let parts: Vec<String> = self.iter().map(|(s, c)| format!("{s} {c}")).collect();
         parts.join(" ")
+    }
+}
+
+impl Field for MemOrPercent {
+    fn from_value(v: Value) -> Self {
+        match v {
+            Value::Mem(m) => MemOrPercent { value: m, percent: false },
+            Value::Str(s) => {
+                let n = s.strip_suffix('%').and_then(|d| d.parse().ok()).unwrap_or(0);
+                MemOrPercent { value: n, percent: true }
+            }
+            _ => MemOrPercent::default(),
+        }
+    }
+    fn show(&self) -> String {
+        if self.percent {
+            format!("{}%", self.value)
+        } else {
+            self.value.to_string()
+        }
     }
 }
 

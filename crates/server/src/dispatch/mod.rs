@@ -345,6 +345,7 @@ fn queue_in_transaction(ctx: &mut Ctx, id: registry::CommandId, spec: &CommandSp
     if TRANSACTION_CONTROL.contains(&spec.name) {
         return false;
     }
+    tx.argv_mem += argv.iter_from(0).map(<[u8]>::len).sum::<usize>();
     tx.queued.push((id, resp::Args::from_parts(argv.iter_from(0))));
     ctx.r.raw(b"+QUEUED\r\n");
     true

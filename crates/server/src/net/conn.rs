@@ -18,7 +18,7 @@ use super::lookahead::Lookahead;
 use super::spill::Spill;
 use crate::dispatch::{self, Argv, Registry};
 use crate::engine::db;
-use crate::server::{Buffers, Server};
+use crate::server::{client_evict, Buffers, Server};
 
 /// Most bytes read from one connection per loop turn, for fairness.
 const READ_CAP: usize = 1 << 20;
@@ -38,6 +38,10 @@ const KEEP_BUF: usize = 64 << 10;
 const RESIZE_INPUT_ABOVE: usize = 32 << 10;
 /// Free input room under this is not worth a reallocation.
 const RESIZE_MIN_WASTE: usize = 4 << 10;
+/// A bulk argument at least this long is awaited alone, as Redis reads a
+/// big argument into its own query buffer (PROTO_MBULK_BIG_ARG): `qbuf`
+/// then counts only its payload, not the request header before it.
+const BIG_ARG: usize = 32 << 10;
 
 /// Why a connection must be closed.
 #[derive(Debug)]
@@ -73,6 +77,8 @@ pub struct Conn {
     /// Complete commands are waiting because the turn budget ran out (as
     /// opposed to the buffer holding part of one big command).
     backlog: bool,
+    /// The last [`Conn::process`] stopped at a command not all received.
+    incomplete: bool,
     /// Queued in the loop's flush list this turn.
     pub flush_queued: bool,
     /// WRITABLE interest is registered (a write was partial).
@@ -101,6 +107,7 @@ impl Conn {
             paused: false,
             read_more: false,
             backlog: false,
+            incomplete: false,
             flush_queued: false,
             write_registered: false,
             soft_limit_since: None,
@@ -110,7 +117,12 @@ impl Conn {
 
     /// The buffers as CLIENT LIST reports them.
     pub fn buffers(&self) -> Buffers {
-        let qbuf = self.in_end - self.in_start;
+        let in_mem = self.in_end - self.in_start;
+        let header = match self.parser.pending_bulk() {
+            Some(len) if len >= BIG_ARG => self.parser.progress().min(in_mem),
+            _ => 0,
+        };
+        let qbuf = in_mem - header;
         Buffers {
             qbuf,
             qbuf_free: self.input.len() - qbuf,
@@ -155,7 +167,11 @@ impl Conn {
                 }
                 n
             } else {
-                self.make_room(MIN_READ);
+                let Some(want) = self.read_want() else {
+                    // A big argument is all here: it runs before more is read.
+                    return Ok(total);
+                };
+                self.make_room(want);
                 let n = read_some(&mut self.stream, &mut self.input[self.in_end..])?;
                 self.in_end += n.unwrap_or(0);
                 self.in_peak = self.in_peak.max(self.in_end - self.in_start);
@@ -222,13 +238,51 @@ impl Conn {
         // after another, held a new pipeline's first turn for 10-14 ms. A
         // known big argument gets exactly its size, not the next power of two.
         let target = used + want;
-        let new_len = if want > MIN_READ {
+        let new_len = if want > MIN_READ || self.big_arg_frame().is_some() {
             target
         } else {
             let queued = (used + socket_queued(&self.stream)).min(READ_AHEAD + MIN_READ);
             target.max(self.input.len() * 2).max(MIN_READ).max(queued)
         };
         self.input.resize(new_len, 0);
+    }
+
+    /// Size of the frame in the buffer when it ends with a big argument
+    /// whose length is known (Redis reads such an argument into a query
+    /// buffer of exactly its size).
+    fn big_arg_frame(&self) -> Option<usize> {
+        let len = self.parser.pending_bulk().filter(|&l| l >= BIG_ARG)?;
+        Some(self.parser.progress() + len + 2)
+    }
+
+    /// Room wanted for the next read: the rest of a big argument's frame
+    /// and no more (so its buffer is exactly its size, whatever the reads
+    /// were), or a usual read; None when that frame is complete.
+    fn read_want(&self) -> Option<usize> {
+        let in_mem = self.in_end - self.in_start;
+        match self.big_arg_frame() {
+            Some(frame) if frame <= in_mem => None,
+            Some(frame) => Some(frame - in_mem),
+            None => Some(MIN_READ),
+        }
+    }
+
+    /// Give an incomplete big argument's frame a buffer of exactly its
+    /// size, once its length is known: reads before the length was parsed
+    /// may have grown the buffer past it. Its figure (`tot-mem`) is then
+    /// what Redis reports, and the same for every client sending it.
+    fn fit_big_arg(&mut self) {
+        let Some(frame) = self.big_arg_frame() else { return };
+        if self.in_start == 0 && self.input.len() == frame {
+            return;
+        }
+        self.lookahead.forget();
+        let used = self.in_end - self.in_start;
+        self.input.copy_within(self.in_start..self.in_end, 0);
+        self.in_start = 0;
+        self.in_end = used;
+        self.input.resize(frame.max(used), 0);
+        self.input.shrink_to_fit();
     }
 
     /// Move parked input back into memory; false if there was none.
@@ -256,14 +310,19 @@ impl Conn {
     /// Returns true when it stopped early because a command made keys ready
     /// for blocked clients: the loop serves them, then calls again.
     pub fn process(&mut self, srv: &mut Server, reg: &'static Registry, cid: usize, now: i64) -> Result<bool, Close> {
-        let pause_at = srv.config.pipeline_output_pause as usize;
+        // With client eviction on, Redis's model replaces the output pause:
+        // maxmemory-clients bounds clients' memory by disconnecting the
+        // largest, and CLIENT NO-EVICT lets one grow. An evictable client's
+        // figure is then refreshed after each command.
+        let evicting = client_evict::enabled(&srv.config);
+        let pause_at = if evicting { usize::MAX } else { srv.config.pipeline_output_pause as usize };
+        let evictable = evicting && srv.clients.get(cid).is_some_and(client_evict::evictable);
         let mut executed = 0;
         self.backlog = false;
+        self.incomplete = false;
         // Commands of this batch time themselves from the end of the one before.
         srv.call_clock.reset();
-        if let Some(c) = srv.clients.get_mut(cid) {
-            c.bufs = self.buffers();
-        }
+        client_evict::update(srv, cid, self.buffers());
         // The floor only decides when to look; the full check picks the class.
         let floor = Self::output_floor(srv);
         loop {
@@ -294,6 +353,11 @@ impl Conn {
                     self.in_start += n;
                     executed += n;
                     self.check_output_limits_fast(srv, cid, floor)?;
+                    if evictable && client_evict::update(srv, cid, self.buffers()) {
+                        // Over maxmemory-clients: the loop evicts before more runs.
+                        self.read_more = true;
+                        return Ok(false);
+                    }
                     if srv.blocking.has_ready() {
                         return Ok(true);
                     }
@@ -303,6 +367,7 @@ impl Conn {
                         continue;
                     }
                     self.check_query_limit(srv, need_at_least)?;
+                    self.incomplete = true;
                     break;
                 }
                 Err(e) => {
@@ -333,6 +398,7 @@ impl Conn {
         if need > self.input.len() - self.in_start {
             self.make_room(need - (self.in_end - self.in_start));
         }
+        self.fit_big_arg();
         Ok(())
     }
 
@@ -496,6 +562,14 @@ impl Conn {
     /// True if complete or parked input may be waiting for execution.
     pub fn has_input(&self) -> bool {
         self.in_start < self.in_end || self.spill.is_some()
+    }
+
+    /// The peer closed its side and nothing left can run: at most part of
+    /// a command that can never complete remains. Redis frees a client at
+    /// EOF whatever its query buffer holds; kept, its buffer would count
+    /// against maxmemory-clients forever.
+    pub fn input_finished(&self) -> bool {
+        self.eof && (!self.has_input() || self.incomplete)
     }
 }
 

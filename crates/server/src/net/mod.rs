@@ -2,6 +2,7 @@
 //! turn it reads all ready connections, executes every complete command, and
 //! then ("before sleep") writes each connection's replies with one write.
 mod busy;
+mod client_evict;
 mod conn;
 pub mod limits;
 mod lookahead;
@@ -155,6 +156,7 @@ impl EventLoop {
                 self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
             }
             self.close_pending();
+            self.evict_clients(now);
             if let Some(new) = self.srv.rebound.take() {
                 swap_listeners(&self.poll, &mut self.listeners, new);
             }
@@ -326,6 +328,9 @@ impl EventLoop {
         if self.srv.pubsub.has_pushes() {
             self.deliver(slot);
         }
+        // Redis evicts before each command: clients grown since are gone
+        // before this one runs (and this one, if it is the largest).
+        self.evict_clients(now);
         loop {
             // Out of the slab while it runs commands: a busy script's poller
             // may accept connections (growing the slab) meanwhile.
@@ -343,13 +348,15 @@ impl EventLoop {
                 Ok(false) => break,
             }
         }
+        self.note_memory(slot);
+        self.evict_clients(now);
         self.queue_flush(slot);
         let Some(conn) = self.conns.get(slot) else { return };
         if conn.read_more && !self.again.contains(&slot) {
             self.again.push(slot);
         }
         let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
-        if (conn.eof && !conn.has_input() && conn.pending_out() == 0) || (closing && conn.pending_out() == 0) {
+        if (conn.input_finished() || closing) && conn.pending_out() == 0 {
             self.to_close.push((slot, Close::Gone("client closed connection".into())));
         }
     }
@@ -437,6 +444,7 @@ impl EventLoop {
             self.to_close.push((slot, close));
             return;
         }
+        self.note_memory(slot);
         self.queue_flush(slot);
     }
 
@@ -572,7 +580,7 @@ impl EventLoop {
             }
             Ok(true) => {
                 let closing = self.srv.clients.get(slot).is_none_or(|c| c.close_after_reply);
-                if closing || (conn.eof && !conn.has_input()) {
+                if closing || conn.input_finished() {
                     self.to_close.push((slot, Close::Gone("closed after reply".into())));
                 } else if conn.paused || (conn.has_input() && conn.eof) {
                     self.again.push(slot);
@@ -582,6 +590,8 @@ impl EventLoop {
             Ok(false) => self.want_writable(slot, true),
             Err(e) => self.to_close.push((slot, Close::Gone(e.to_string()))),
         }
+        // What the kernel took no longer counts against the client.
+        self.note_memory(slot);
     }
 
     fn close_pending(&mut self) {
@@ -593,6 +603,7 @@ impl EventLoop {
             self.srv.unwatch_all(slot);
             self.srv.pubsub.drop_client(slot);
             self.srv.tracking_off(slot);
+            self.srv.client_mem.forget(slot);
             // The slot may be reused: held positions belong to this connection.
             self.held.retain(|&(s, _)| s != slot);
             let info = self.srv.clients.remove(slot);
@@ -609,6 +620,9 @@ impl EventLoop {
     fn cron(&mut self, now: i64) {
         let hz = self.srv.config.hz.clamp(1, 500);
         self.next_cron = Instant::now() + Duration::from_millis(1000 / hz as u64);
+        if self.srv.cron_paused {
+            return;
+        }
         crate::server::cron::tick(&mut self.srv, now);
         crate::persistence::cron(&mut self.srv, now);
         self.clock.update();
@@ -623,10 +637,11 @@ impl EventLoop {
                 }
             }
         }
-        for (slot, c) in self.srv.clients.iter_mut() {
+        let clients: Vec<(usize, i64)> = self.srv.clients.iter().map(|(s, c)| (s, c.last_interaction_ms)).collect();
+        for (slot, last) in clients {
             if let Some(conn) = self.conns.get_mut(slot) {
-                conn.resize_input(now - c.last_interaction_ms > IDLE_BUFFERS_MS);
-                c.bufs = conn.buffers();
+                conn.resize_input(now - last > IDLE_BUFFERS_MS);
+                crate::server::client_evict::update(&mut self.srv, slot, conn.buffers());
             }
         }
     }

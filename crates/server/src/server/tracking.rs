@@ -95,11 +95,23 @@ impl Tracking {
 
     /// Turn tracking on for `cid` with `opts` (BCAST prefixes included).
     pub fn enable(&mut self, cid: usize, mut opts: TrackingClient) {
-        self.disable_prefixes(cid);
         if opts.bcast && opts.prefixes.is_empty() {
             opts.prefixes.push(Vec::new());
         }
-        for p in opts.prefixes.iter().filter(|_| opts.bcast) {
+        opts.prefixes.sort();
+        // Only prefixes that come or go are (un)registered: a client adding
+        // BCAST prefixes one CLIENT TRACKING ON at a time would otherwise
+        // register all it has again each time (quadratic).
+        let mut old = match self.clients.get_mut(&cid) {
+            Some(c) if c.bcast => std::mem::take(&mut c.prefixes),
+            _ => Vec::new(),
+        };
+        old.sort();
+        let new: &[Vec<u8>] = if opts.bcast { &opts.prefixes } else { &[] };
+        for p in old.iter().filter(|p| new.binary_search(p).is_err()) {
+            self.unregister_prefix(cid, p);
+        }
+        for p in new.iter().filter(|p| old.binary_search(p).is_err()) {
             self.prefixes.entry(p.clone()).or_default().clients.push(cid);
         }
         self.clients.insert(cid, opts);
@@ -117,11 +129,15 @@ impl Tracking {
             return;
         }
         for p in c.prefixes.clone() {
-            if let Some(pre) = self.prefixes.get_mut(&p) {
-                pre.clients.retain(|&x| x != cid);
-                if pre.clients.is_empty() {
-                    self.prefixes.remove(&p);
-                }
+            self.unregister_prefix(cid, &p);
+        }
+    }
+
+    fn unregister_prefix(&mut self, cid: usize, p: &[u8]) {
+        if let Some(pre) = self.prefixes.get_mut(p) {
+            pre.clients.retain(|&x| x != cid);
+            if pre.clients.is_empty() {
+                self.prefixes.remove(p);
             }
         }
     }
