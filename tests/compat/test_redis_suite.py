@@ -5,7 +5,7 @@ says: this measures Volley). A unit joins the list once
 Volley passes all of it; it never leaves (that would be a regression).
 
 Units in PARTIAL fail only tests that need a family Volley does not have
-yet (ACL, maxmemory, replication); each such test is named
+yet (ACL, replication); each such test is named
 with its reason, every other test of the unit must pass, and a named test
 that starts passing fails this check too, so the list only shrinks.
 """
@@ -23,7 +23,7 @@ PASSING = [
     "unit/bitfield", "unit/scan", "unit/hyperloglog", "unit/quit", "unit/functions", "unit/geo", "unit/sort",
     "unit/dump", "unit/bitops", "unit/type/set", "unit/type/zset", "unit/slowlog", "unit/type/list",
     "unit/type/hash", "unit/expire", "unit/querybuf", "unit/introspection", "unit/keyspace", "unit/multi",
-    "unit/pubsub", "unit/type/stream", "unit/type/stream-cgroups", "unit/introspection-2",
+    "unit/pubsub", "unit/type/stream", "unit/type/stream-cgroups", "unit/introspection-2", "unit/tracking",
 ]
 
 
@@ -31,11 +31,8 @@ PASSING = [
 PARTIAL = {
     "unit/scripting": {
         "Script ACL check": "ACL",
-        "reject script do not cause a Lua stack leak": "maxmemory",
-        "Consistent eval error reporting": "maxmemory",
     },
     "unit/other": {"RESET clears authenticated state": "ACL"},
-    "unit/tracking": {"Tracking invalidation message of eviction keys should be before response": "maxmemory"},
 }
 
 
@@ -53,7 +50,6 @@ SPAWNED = {
     },
     "unit/pubsubshard": {"setup replication for following tests": "replication (REPLICAOF)"},
     "unit/info": {
-        "errorstats: rejected call by OOM error": "maxmemory",
         "errorstats: rejected call by authorization error": "ACL",
     },
 }
