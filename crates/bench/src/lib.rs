@@ -11,6 +11,10 @@
 //! - [`meter`]: client peak RSS and CPU per measurement.
 //! - [`sets`]: the 1M-SET modes (pipelined chunks, `volley_client::Coalescer`).
 //! - [`targets`] and [`multiplex`]: the issue's acceptance targets as ratios.
+//! - [`cache`], [`cache_probe`] and [`zipf`]: the cache-aside benchmark of
+//!   issue #16 (Zipf keys, GET then SET on a miss; `bench/cache.py`).
+pub mod cache;
+pub mod cache_probe;
 pub mod conn;
 pub mod floor;
 pub mod meter;
@@ -22,5 +26,6 @@ pub mod seeds;
 pub mod sets;
 pub mod sweep;
 pub mod targets;
+pub mod zipf;
 
 pub use proxy::{parse_duration, spawn_proxy, ProxyHandle};

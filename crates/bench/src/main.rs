@@ -1,4 +1,5 @@
-//! The `volley-bench` command line: `proxy`, `seeds`, `sweep` and `targets`.
+//! The `volley-bench` command line: `proxy`, `seeds`, `sweep`, `targets` and
+//! `cache`.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -6,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use volley_bench::cache::{run_cache, CacheOpts};
 use volley_bench::conn::resolve;
 use volley_bench::seeds::{format_table, run_seeds, SeedOpts};
 use volley_bench::sweep::{format_points, run_sweep, SweepOpts};
@@ -139,6 +141,56 @@ enum Cmd {
         #[arg(long, default_value = "bench-out")]
         out: PathBuf,
     },
+    /// Cache-aside load (GET, SET on a miss) over Zipf keys; JSON report on stdout.
+    #[command(disable_help_flag = true)]
+    Cache(CacheArgs),
+}
+
+/// `volley-bench cache`'s options (`bench/cache.py` drives it).
+#[derive(clap::Args)]
+struct CacheArgs {
+    /// Print help (`-h` is the host, as in redis-cli).
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+    /// Server host.
+    #[arg(short = 'h', long, default_value = "127.0.0.1")]
+    host: String,
+    /// Server port.
+    #[arg(short, long, default_value_t = 6379)]
+    port: u16,
+    /// AUTH password.
+    #[arg(short = 'a', long)]
+    password: Option<String>,
+    /// Distinct keys key:0 .. key:<keys-1> (key:0 the most popular).
+    #[arg(long, default_value_t = 10_000_000)]
+    keys: u64,
+    /// Zipf exponent.
+    #[arg(long, default_value_t = 0.99)]
+    zipf: f64,
+    /// GETs of the warm-up phase.
+    #[arg(long, default_value_t = 5_000_000)]
+    warmup: u64,
+    /// GETs of the measured phase.
+    #[arg(long, default_value_t = 5_000_000)]
+    ops: u64,
+    /// Connections.
+    #[arg(long, default_value_t = 8)]
+    conns: usize,
+    /// GETs per batch per connection.
+    #[arg(long, default_value_t = 16)]
+    depth: usize,
+    /// Bytes of each SET's value.
+    #[arg(long, default_value_t = 100)]
+    value_size: usize,
+    /// Seed of every connection's key sequence.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The server's pid (same machine): CPU and RSS from /proc.
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Pause between PINGs of the stall probe.
+    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    ping_gap: Duration,
 }
 
 fn parse_servers(list: &[String]) -> Result<Vec<(String, SocketAddr)>, String> {
@@ -209,7 +261,30 @@ fn run(cli: Cli) -> Result<bool, String> {
             println!("wrote {}/sweep.csv, throughput_vs_depth.png, throughput_vs_rtt.png", opts.out.display());
             Ok(true)
         }
+        Cmd::Cache(args) => cache_cmd(args),
     }
+}
+
+fn cache_cmd(a: CacheArgs) -> Result<bool, String> {
+    let opts = CacheOpts {
+        addr: resolve(&a.host, a.port).map_err(|e| e.to_string())?,
+        password: a.password,
+        keys: a.keys,
+        exponent: a.zipf,
+        warmup: a.warmup,
+        ops: a.ops,
+        conns: a.conns,
+        depth: a.depth,
+        value_size: a.value_size,
+        seed: a.seed,
+        pid: a.pid,
+        ping_gap: a.ping_gap,
+        rss_every: Duration::from_millis(10),
+    };
+    let report = run_cache(&opts, &mut |m| eprintln!("  {m}")).map_err(|e| e.to_string())?;
+    eprintln!("{}", report.summary());
+    println!("{}", report.json());
+    Ok(true)
 }
 
 fn main() -> ExitCode {
