@@ -109,7 +109,7 @@ fn elapsed_minutes(then: u32, now: u32) -> u32 {
 pub fn decayed_counter(word: u32, now_ms: i64, decay_time: u32) -> u8 {
     let then = (word >> 8) & 0xFFFF;
     let counter = (word & 0xFF) as u8;
-    let periods = if decay_time == 0 { 0 } else { elapsed_minutes(then, minutes(now_ms)) / decay_time };
+    let periods = elapsed_minutes(then, minutes(now_ms)).checked_div(decay_time).unwrap_or(0);
     counter.saturating_sub(periods.min(255) as u8)
 }
 
@@ -126,6 +126,17 @@ pub fn log_incr(counter: u8, log_factor: u32, r: f64) -> u8 {
     } else {
         counter
     }
+}
+
+/// How [`Db::sample_into`] draws and scores candidates.
+#[derive(Debug, Clone, Copy)]
+pub struct Sampling {
+    pub policy: Policy,
+    /// Keys per db (`maxmemory-samples`).
+    pub samples: usize,
+    pub now_ms: i64,
+    /// `lfu-decay-time`, for LFU scores.
+    pub decay_time: u32,
 }
 
 /// One candidate in the pool: the bigger `idle`, the better to evict.
@@ -176,21 +187,13 @@ impl Pool {
 }
 
 impl Db {
-    /// Offer up to `samples` keys of this db (db number `index`) to `pool`,
-    /// scored by `policy`: idle seconds (LRU), 255 minus the decayed
-    /// counter (LFU, `decay_time`), or the nearest expiry (TTL). Volatile
+    /// Offer up to `how.samples` keys of this db (db number `index`) to
+    /// `pool`, scored by the policy: idle seconds (LRU), 255 minus the
+    /// decayed counter (LFU), or the nearest expiry (TTL). Volatile
     /// policies sample the expiry table. Returns whether the db had keys to
     /// sample.
-    pub fn sample_into(
-        &self,
-        pool: &mut Pool,
-        index: usize,
-        policy: Policy,
-        samples: usize,
-        rng: &mut u64,
-        now_ms: i64,
-        decay_time: u32,
-    ) -> bool {
+    pub fn sample_into(&self, pool: &mut Pool, index: usize, how: Sampling, rng: &mut u64) -> bool {
+        let Sampling { policy, samples, now_ms, decay_time } = how;
         let mut keys: Vec<(&[u8], u64)> = Vec::with_capacity(samples);
         if policy.volatile() {
             self.expires.sample(rng, samples, |k, _, &at| keys.push((k, at as u64)));
@@ -281,10 +284,11 @@ mod tests {
         assert_eq!(decayed_counter(w, 60_000 * 3, 2), 19);
         assert_eq!(decayed_counter(w, 60_000 * 3, 0), 20);
         assert_eq!(decayed_counter(w, 60_000 * 300, 1), 0);
-        // The minute clock wraps at 16 bits.
+        // The minute clock wraps at 16 bits; across the wrap Redis's
+        // LFUTimeElapsed counts one minute less (65535 - then + now).
         let late = 65_535 * 60_000;
         let w = lfu_word(late, 10);
-        assert_eq!(decayed_counter(w, late + 2 * 60_000, 1), 8);
+        assert_eq!(decayed_counter(w, late + 2 * 60_000, 1), 9);
     }
 
     #[test]

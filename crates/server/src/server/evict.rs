@@ -15,7 +15,7 @@ use std::time::Instant;
 use super::{ScriptMayWrite, Server};
 use crate::allocator::used_memory;
 use crate::config::NOTIFY_EVICTED;
-use crate::engine::evict::{Policy, Pool};
+use crate::engine::evict::{Policy, Pool, Sampling};
 
 /// What one call to [`perform`] achieved (Redis's `EVICT_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,13 +205,17 @@ fn best_victim(srv: &mut Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
         }
         return None;
     }
-    let samples = srv.config.maxmemory_samples.max(1) as usize;
-    let (now, decay) = (super::unix_ms(), srv.config.lfu_decay_time);
+    let how = Sampling {
+        policy,
+        samples: srv.config.maxmemory_samples.max(1) as usize,
+        now_ms: super::unix_ms(),
+        decay_time: srv.config.lfu_decay_time,
+    };
     loop {
         let mut sampled = false;
         for (i, db) in dbs.iter().enumerate() {
             if db.evictable(policy) > 0 {
-                sampled |= db.sample_into(&mut ev.pool, i, policy, samples, &mut ev.rng, now, decay);
+                sampled |= db.sample_into(&mut ev.pool, i, how, &mut ev.rng);
             }
         }
         if !sampled {
