@@ -144,8 +144,11 @@ impl Conn {
     }
 
     /// Memory held by this connection's buffers (CLIENT LIST `tot-mem`).
+    /// The argument list of the command just run is not counted: it would
+    /// make a client's figure depend on its last command's arity, while
+    /// Redis frees argv after each command (`argv-mem` covers the running one).
     pub fn buffer_memory(&self) -> usize {
-        self.input.len() + self.out.capacity() + self.args.len() * 16
+        self.input.len() + self.out.capacity()
     }
 
     /// Read what the socket has (up to the per-turn cap). Returns bytes read.
