@@ -24,6 +24,11 @@ impl ProtocolError {
     }
 }
 
+/// Argument tables up to this many entries are reused between commands.
+const KEEP_RANGES: usize = 1024;
+/// Owned argument bytes up to this are reused between commands.
+const KEEP_INLINE: usize = 64 << 10;
+
 /// The arguments of one parsed command: ranges into either the frame (multibulk)
 /// or the parser's own unescape buffer (inline commands).
 #[derive(Debug, Default, Clone)]
@@ -75,8 +80,19 @@ impl Args {
         self.ranges.push((start, self.inline.len()));
     }
     fn clear(&mut self) {
-        self.ranges.clear();
-        self.inline.clear();
+        // The table of a huge command (SADD of 100k members: 1.6 MB) is not
+        // kept for the next one, as Redis frees `argv` after every command;
+        // otherwise a connection holds it until it goes idle.
+        if self.ranges.capacity() > KEEP_RANGES {
+            self.ranges = Vec::new();
+        } else {
+            self.ranges.clear();
+        }
+        if self.inline.capacity() > KEEP_INLINE {
+            self.inline = Vec::new();
+        } else {
+            self.inline.clear();
+        }
         self.is_inline = false;
     }
 }
