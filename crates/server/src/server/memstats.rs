@@ -95,7 +95,9 @@ impl Server {
             rss: crate::allocator::rss_bytes(),
             peak: self.memory.peak.get(),
             startup: self.memory.startup.min(used),
-            clients_normal: self.clients.iter().map(|(_, c)| c.bufs.total as u64).sum(),
+            // The client eviction figures: buffers plus what clients hold
+            // in server state (MULTI queues, watches, subscriptions).
+            clients_normal: self.client_mem.sum() as u64,
             aof_buffer,
             lua_caches,
             functions_caches,
