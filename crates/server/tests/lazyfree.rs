@@ -180,3 +180,26 @@ fn a_stream_counts_its_nodes_and_groups() {
     assert_eq!(c.cmd(&["UNLINK", "s"]), int(1));
     wait_freed(&mut c, 1);
 }
+
+#[test]
+fn script_flush_async_frees_a_big_script_cache_on_the_thread() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.client();
+    for i in 0..10 {
+        c.cmd(&["SCRIPT", "LOAD", &format!("return {i}")]);
+    }
+    // 64 scripts or fewer are freed inline, as Redis's freeLuaScriptsAsync.
+    assert_eq!(c.cmd(&["SCRIPT", "FLUSH", "ASYNC"]), ok());
+    wait_freed(&mut c, 0);
+    for i in 0..100 {
+        c.cmd(&["SCRIPT", "LOAD", &format!("return {i}")]);
+    }
+    assert_eq!(c.cmd(&["SCRIPT", "FLUSH", "SYNC"]), ok());
+    wait_freed(&mut c, 0);
+    for i in 0..100 {
+        c.cmd(&["SCRIPT", "LOAD", &format!("return {i}")]);
+    }
+    assert_eq!(c.cmd(&["SCRIPT", "FLUSH", "ASYNC"]), ok());
+    wait_freed(&mut c, 100);
+    assert_eq!(c.cmd(&["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"]), arr(vec![int(0)]));
+}

@@ -103,7 +103,12 @@ fn script_flush(ctx: &mut Ctx, argv: &Argv) {
     if argv.len() > 3 || (argv.len() == 3 && !argv.is(2, "sync") && !argv.is(2, "async")) {
         return ctx.r.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
-    ctx.srv.scripting.get_mut::<Scripting>().flush();
+    let lazy = if argv.len() == 3 { argv.is(2, "async") } else { ctx.srv.config.lazyfree_lazy_user_flush };
+    let (old, n) = ctx.srv.scripting.get_mut::<Scripting>().flush();
+    // Redis's freeLuaScriptsAsync: over 64 scripts go to the thread.
+    if lazy {
+        ctx.srv.lazyfree.free_many(old, n);
+    }
     ctx.r.ok();
 }
 

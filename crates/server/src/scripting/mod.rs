@@ -195,10 +195,15 @@ impl Scripting {
     }
 
     /// SCRIPT FLUSH: forget every script and start from a fresh Lua state.
-    pub fn flush(&mut self) {
-        self.scripts.clear();
+    /// Hands back the old script table and its size, for SCRIPT FLUSH ASYNC
+    /// to free on the lazy-free thread (the Lua state itself is closed here,
+    /// as Redis closes it on the main thread too).
+    pub fn flush(&mut self) -> (Box<dyn Send>, usize) {
+        let old = std::mem::take(&mut self.scripts);
         self.bodies_bytes = 0;
         self.state = sandbox::new_state(&self.shared).expect("building the Lua sandbox");
+        let n = old.len();
+        (Box::new(old), n)
     }
 
     pub fn cached_scripts(&self) -> usize {
