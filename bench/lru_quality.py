@@ -134,12 +134,12 @@ def one_run(name, binary, args, pin):
         errors, took = paced_writes(srv.port, args)
         conn = Conn(srv.port)
         try:
+            # Every command's reply counts as used memory and could evict
+            # more keys while we look: lift the limit first so the set stays.
+            conn.call("CONFIG", "SET", "maxmemory", "0")
             dbsize = conn.call("DBSIZE")
             info = conn.call("INFO", "stats").decode()
             evicted = int(info.split("evicted_keys:")[1].split()[0]) if "evicted_keys:" in info else 0
-            # SCAN's replies count as used memory and would evict more keys
-            # while we look: lift the limit first so the set stays put.
-            conn.call("CONFIG", "SET", "maxmemory", "0")
             alive = survivors(conn)
         finally:
             conn.close()

@@ -495,7 +495,7 @@ impl Phase {
         format!(
             "{{\"gets\": {}, \"hits\": {}, \"sets\": {}, \"set_errors\": {}, \"get_errors\": {}, \
              \"round_trips\": {}, \"wall_s\": {:.4}, \"server_cpu_s\": {cpu}, \"info_hits\": {}, \
-             \"info_misses\": {}, \"evicted\": {}, \"ping_max_us\": {:.1}, \"ping_max_own_us\": {:.1}, \"pings\": {}, \"pings_over_5ms\": {}}}",
+             \"info_misses\": {}, \"evicted\": {}, \"ping_max_us\": {:.1}, \"ping_max_own_us\": {:.1}, \"pings\": {}, \"pings_over_5ms\": {}, \"pings_over_5ms_own\": {}}}",
             c.gets,
             c.hits,
             c.sets,
@@ -509,7 +509,8 @@ impl Phase {
             self.ping.max_ns as f64 / 1e3,
             self.ping.max_own_ns as f64 / 1e3,
             self.ping.count,
-            self.ping.slow
+            self.ping.slow,
+            self.ping.slow_own
         )
     }
 }
@@ -547,7 +548,7 @@ impl CacheReport {
         format!(
             "measured: {} GETs, hit ratio {:.4} (INFO {:.4}), {:.0} GETs/s, server CPU {cpu}, {} SETs\n\
              DBSIZE {}, evicted {} ({} measured), used_memory {:.1} MiB, peak RSS {:.1} MiB, \
-             longest PING {:.2} ms, {:.2} ms less run-queue wait (warm-up {:.2} / {:.2} ms){}",
+             longest PING {:.2} ms, {:.2} ms less run-queue wait and steal (warm-up {:.2} / {:.2} ms){}",
             c.gets,
             ratio(c.hits, c.gets),
             ratio(m.info_hits, m.info_hits + m.info_misses),

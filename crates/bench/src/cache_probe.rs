@@ -6,11 +6,12 @@
 //! The PING round trip ends at the kernel's receive timestamp of the reply
 //! (`SO_TIMESTAMPNS`), not when this process gets to read it: the probe
 //! shares a core with the load generator, and its own scheduling delay is
-//! not the server's stall. Since this machine is shared (builds, other
-//! benchmarks), the probe also reports each round trip less the time the
-//! server's main thread spent waiting for a CPU meanwhile (run-queue wait,
-//! `/proc/<pid>/schedstat`): a stall of the server's own making, not the
-//! scheduler's.
+//! not the server's stall. Since this machine is a shared VM (builds, other
+//! benchmarks, and a hypervisor that steals ~100 ms slices), the probe also
+//! reports each round trip less what kept the server from running
+//! meanwhile: its main thread's run-queue wait (`/proc/<pid>/schedstat`) and
+//! the time the hypervisor stole from the CPU it runs on (`/proc/stat`,
+//! 10 ms ticks). What is left is a stall of the server's own making.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
@@ -128,14 +129,15 @@ pub struct PingProbe {
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
-/// Per phase: longest round trip, longest less run-queue wait (ns), count,
-/// round trips over [`SLOW_NS`].
+/// Per phase: longest round trip, longest less the server's lost time (ns),
+/// count, round trips over [`SLOW_NS`] (raw and less lost time).
 #[derive(Default)]
 struct PingStats {
     max_ns: [AtomicU64; PHASES],
     max_own_ns: [AtomicU64; PHASES],
     count: [AtomicU64; PHASES],
     slow: [AtomicU64; PHASES],
+    slow_own: [AtomicU64; PHASES],
 }
 
 /// The stall limit: round trips longer than this are counted.
@@ -145,12 +147,14 @@ pub const SLOW_NS: u64 = 5_000_000;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PingPhase {
     pub max_ns: u64,
-    /// The longest round trip less the server's run-queue wait during it
-    /// (equal to `max_ns` without a pid).
+    /// The longest round trip less the server's run-queue wait and steal
+    /// during it (equal to `max_ns` without a pid).
     pub max_own_ns: u64,
     pub count: u64,
     /// Round trips longer than [`SLOW_NS`].
     pub slow: u64,
+    /// Round trips longer than [`SLOW_NS`] less the server's lost time.
+    pub slow_own: u64,
 }
 
 /// Warm-up and measured.
@@ -186,6 +190,7 @@ impl PingProbe {
             max_own_ns: st.max_own_ns[i].load(Ordering::Relaxed),
             count: st.count[i].load(Ordering::Relaxed),
             slow: st.slow[i].load(Ordering::Relaxed),
+            slow_own: st.slow_own[i].load(Ordering::Relaxed),
         }))
     }
 }
@@ -223,36 +228,77 @@ fn probe_stream(addr: SocketAddr, password: Option<&str>) -> io::Result<TcpStrea
 }
 
 fn ping_loop(mut s: TcpStream, phase: &AtomicUsize, st: &PingStats, gap: Duration, pid: Option<u32>) -> io::Result<()> {
-    let sched = pid.and_then(|p| std::fs::File::open(format!("/proc/{p}/schedstat")).ok());
-    let waited = || sched.as_ref().map_or(0, run_queue_wait_ns);
+    let lost = pid.and_then(LostTime::open);
+    let lost_ns = || lost.as_ref().map_or(0, LostTime::ns);
     loop {
         let p = phase.load(Ordering::Relaxed);
         if p >= PHASES {
             return Ok(());
         }
-        let w0 = waited();
+        let l0 = lost_ns();
         s.write_all(b"*1\r\n$4\r\nPING\r\n")?;
         // Timed from after the write: the PING is in the kernel by then, and
         // a preemption of this thread before the write (it shares a core
         // with the load) is not counted as the server's.
         let sent = realtime_ns();
         let rtt = recv_pong(&s)?.saturating_sub(sent);
-        let own = rtt.saturating_sub(waited().saturating_sub(w0));
+        let own = rtt.saturating_sub(lost_ns().saturating_sub(l0));
         st.max_ns[p].fetch_max(rtt, Ordering::Relaxed);
         st.max_own_ns[p].fetch_max(own, Ordering::Relaxed);
         st.count[p].fetch_add(1, Ordering::Relaxed);
         st.slow[p].fetch_add(u64::from(rtt > SLOW_NS), Ordering::Relaxed);
+        st.slow_own[p].fetch_add(u64::from(own > SLOW_NS), Ordering::Relaxed);
         std::thread::sleep(gap);
     }
 }
 
-/// Field 2 of `/proc/<pid>/schedstat`: ns the thread has waited on a run
-/// queue so far.
-fn run_queue_wait_ns(f: &std::fs::File) -> u64 {
+/// Time the server's main thread could not run, so far: its run-queue wait
+/// plus the hypervisor's steal on the CPU it last ran on.
+struct LostTime {
+    schedstat: std::fs::File,
+    stat: std::fs::File,
+    system: std::fs::File,
+    ns_per_tick: u64,
+}
+
+impl LostTime {
+    fn open(pid: u32) -> Option<LostTime> {
+        let open = |p: String| std::fs::File::open(p).ok();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+        Some(LostTime {
+            schedstat: open(format!("/proc/{pid}/schedstat"))?,
+            stat: open(format!("/proc/{pid}/stat"))?,
+            system: open("/proc/stat".to_string())?,
+            ns_per_tick: 1_000_000_000 / hz,
+        })
+    }
+
+    fn ns(&self) -> u64 {
+        // schedstat field 2: ns waited on a run queue.
+        let wait = read_fields(&self.schedstat, 256).get(1).and_then(|v| v.parse().ok()).unwrap_or(0u64);
+        // stat field 39 (the 37th after the ')' that ends comm): last CPU.
+        let stat = read_text(&self.stat, 1024);
+        let cpu = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(36)?.parse::<usize>().ok());
+        let steal = cpu.map_or(0, |c| {
+            let text = read_text(&self.system, 8192);
+            let tag = format!("cpu{c} ");
+            let line = text.lines().find(|l| l.starts_with(&tag));
+            line.and_then(|l| l.split_whitespace().nth(8)?.parse::<u64>().ok()).unwrap_or(0)
+        });
+        wait + steal * self.ns_per_tick
+    }
+}
+
+fn read_text(f: &std::fs::File, max: usize) -> String {
     use std::os::unix::fs::FileExt;
-    let mut buf = [0u8; 128];
+    let mut buf = vec![0u8; max];
     let n = f.read_at(&mut buf, 0).unwrap_or(0);
-    std::str::from_utf8(&buf[..n]).ok().and_then(|t| t.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0)
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+fn read_fields(f: &std::fs::File, max: usize) -> Vec<String> {
+    read_text(f, max).split_whitespace().map(str::to_string).collect()
 }
 
 fn realtime_ns() -> u64 {
