@@ -6,6 +6,8 @@
 //! connection stops *executing* but keeps *reading* (input is spilled to disk
 //! past `pipeline-input-spill`), so memory stays bounded and a client that
 //! writes its whole pipeline before reading still gets every reply, in order.
+//! With `maxmemory-clients` set, Redis's model takes over instead: output
+//! grows, and the largest clients are evicted (see `client_evict`).
 use std::io::{self, Read, Write};
 use std::path::Path;
 use std::time::Instant;
