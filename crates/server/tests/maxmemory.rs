@@ -245,3 +245,25 @@ fn evicted_keys_are_notified_and_lowering_the_limit_evicts_down() {
     let evicted = info_field(&mut c, "evicted_keys");
     assert!(evicted >= 500 && dbsize(&mut c) == 2000 - evicted, "evicted {evicted}");
 }
+
+#[test]
+fn a_table_does_not_grow_past_the_limit() {
+    let srv = TestServer::start(&["--maxmemory-policy", "allkeys-random", "--latency-tracking", "no"]);
+    let mut c = srv.client();
+    // 4096 keys fill the table: the next new key would double it (64 KiB).
+    let mut pipe = Vec::new();
+    for i in 0..4096 {
+        resp::encode_command(&mut pipe, &["SET", &i.to_string(), "A"]);
+    }
+    let mut loader = srv.client();
+    loader.send(&pipe);
+    for _ in 0..4096 {
+        loader.read_frame();
+    }
+    drop(loader);
+    let limit = info_field(&mut c, "used_memory") + 10 * 1024;
+    assert_eq!(c.cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()]), ok());
+    assert_eq!(c.cmd(&["SET", "k1", "v1"]), ok());
+    assert_eq!(c.cmd(&["SET", "k2", "v2"]), ok());
+    assert_eq!(dbsize(&mut c), 4098, "keys were evicted");
+}

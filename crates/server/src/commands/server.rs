@@ -168,8 +168,8 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
 }
 
 /// A new policy or LFU setting changes what keys track; a lower
-/// `maxmemory` evicts at once, then on later turns (Redis 7.0's
-/// `updateMaxmemory`).
+/// `maxmemory` evicts before the next command, then on later turns if
+/// the round's time runs out (Redis 7.0's `updateMaxmemory`).
 fn evict_side_effects(ctx: &mut Ctx, before: &crate::config::Config) {
     let cfg = &ctx.srv.config;
     if cfg.maxmemory_policy != before.maxmemory_policy
@@ -179,6 +179,7 @@ fn evict_side_effects(ctx: &mut Ctx, before: &crate::config::Config) {
         crate::server::evict::apply_policy(ctx.srv);
     }
     let cfg = &ctx.srv.config;
+    crate::server::evict::set_limit(cfg.maxmemory);
     if cfg.maxmemory != before.maxmemory && cfg.maxmemory > 0 {
         let used = crate::allocator::used_memory();
         if cfg.maxmemory < used {
@@ -190,7 +191,11 @@ fn evict_side_effects(ctx: &mut Ctx, before: &crate::config::Config) {
                 cfg.maxmemory
             );
         }
-        crate::server::evict::perform(ctx.srv);
+        // Evict right after this command, in the same turn (the event
+        // loop's eviction timer), rather than here: the configuration
+        // copy CONFIG SET holds meanwhile would count as used memory and
+        // cost keys.
+        ctx.srv.evict.timer = true;
     }
 }
 

@@ -10,6 +10,7 @@
 //! one big write cannot stall the loop; the event loop then calls
 //! [`timer_turn`] every turn until memory is back under the limit (Redis's
 //! `evictionTimeProc`).
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use super::{ScriptMayWrite, Server};
@@ -87,6 +88,22 @@ pub fn time_limit_us(tenacity: u32) -> u64 {
         11..=99 => (500.0 * 1.15f64.powi(tenacity as i32 - 10)) as u64,
         _ => u64::MAX,
     }
+}
+
+/// `maxmemory` as the dict's growth guard reads it (kept by [`set_limit`]).
+static LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// Record a new `maxmemory` for the guard that keeps hash tables from
+/// growing past it (at start and after CONFIG SET).
+pub fn set_limit(limit: u64) {
+    LIMIT.store(limit, Relaxed);
+    crate::engine::dict::set_expand_guard(expand_fits);
+}
+
+/// Redis's `overMaxmemoryAfterAlloc`, negated: `more` bytes fit.
+fn expand_fits(more: usize) -> bool {
+    let limit = LIMIT.load(Relaxed);
+    limit == 0 || used_memory() + more as u64 <= limit
 }
 
 /// Give the keyspace the access tracking the configured policy needs (at
@@ -182,8 +199,10 @@ fn delete(srv: &mut Server, db: usize, key: &[u8], lazy: bool) -> u64 {
     super::changes::server_deleted(srv, db, key, lazy);
     let before = used_memory();
     let started = Instant::now();
-    let entry = srv.keyspace.dbs[db].remove(key);
-    drop(entry);
+    // Big values go to the lazy-free thread under lazyfree-lazy-eviction.
+    if let Some(rec) = srv.keyspace.dbs[db].take(key) {
+        srv.lazyfree.free(rec.value, lazy);
+    }
     srv.latency_sample("eviction-del", started.elapsed());
     let freed = before.saturating_sub(used_memory());
     srv.evict.evicted_keys += 1;

@@ -398,6 +398,7 @@ impl Server {
         let mut keyspace = Keyspace::new(config.databases);
         let policy = crate::engine::evict::Policy::parse(&config.maxmemory_policy);
         keyspace.set_access_tracking(policy, config.lfu_log_factor, config.lfu_decay_time);
+        evict::set_limit(config.maxmemory);
         let stats = Stats { commands: vec![CommandStats::default(); commands], ..Stats::default() };
         let now = unix_ms();
         Server {

@@ -29,6 +29,7 @@ use std::mem;
 
 mod prefetch;
 mod sample;
+pub use sample::set_expand_guard;
 
 /// Bucket count of a table's first allocation, and the floor for shrinking.
 const INITIAL_BUCKETS: usize = 4;
@@ -493,7 +494,11 @@ impl<V, S: BuildHasher> Dict<V, S> {
         if self.tables[0].is_empty() {
             self.tables[0] = Buckets::new(INITIAL_BUCKETS);
         } else if self.used[0] >= self.tables[0].len() {
-            self.start_rehash((self.used[0] * 2).next_power_of_two());
+            let n = (self.used[0] * 2).next_power_of_two();
+            if !sample::expand_allowed(n * mem::size_of::<Bucket<V>>(), self.used[0], self.tables[0].len()) {
+                return;
+            }
+            self.start_rehash(n);
         }
     }
 

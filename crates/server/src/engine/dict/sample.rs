@@ -1,8 +1,35 @@
-//! Sampling a few entries at once for eviction (Redis's `dictGetSomeKeys`):
-//! walk consecutive buckets from a random one, in both tables while
-//! rehashing, collecting chain entries until enough are found. Cheaper than
-//! that many random lookups, and good enough for approximated LRU/LFU/TTL.
+//! What the dict does for maxmemory: sampling a few entries at once for
+//! eviction (Redis's `dictGetSomeKeys`: walk consecutive buckets from a
+//! random one, in both tables while rehashing, collecting chain entries
+//! until enough are found; cheaper than that many random lookups, and good
+//! enough for approximated LRU/LFU/TTL), and the guard that keeps a table
+//! from growing past `maxmemory` (Redis's `dictExpandAllowed`).
+use std::sync::OnceLock;
+
 use super::{chain_iter, next_random, Dict};
+
+/// Whether `bytes` more may be allocated without going over `maxmemory`;
+/// installed once by the server (the engine cannot see the allocator).
+static EXPAND_GUARD: OnceLock<fn(usize) -> bool> = OnceLock::new();
+
+/// Redis's `HASHTABLE_MAX_LOAD_FACTOR`: past this load a table grows
+/// whatever the memory, as chains would get too long.
+const MAX_LOAD_FACTOR: f64 = 1.618;
+
+/// Install the guard consulted before a table grows (once per process).
+pub fn set_expand_guard(guard: fn(usize) -> bool) {
+    let _ = EXPAND_GUARD.set(guard);
+}
+
+/// Whether a table of `len` buckets holding `used` entries may grow by
+/// `more` bytes of buckets: always past [`MAX_LOAD_FACTOR`], else only if
+/// that stays under `maxmemory`, so a rehash does not itself cause evictions.
+pub(super) fn expand_allowed(more: usize, used: usize, len: usize) -> bool {
+    match EXPAND_GUARD.get() {
+        Some(guard) if used as f64 / len as f64 <= MAX_LOAD_FACTOR => guard(more),
+        _ => true,
+    }
+}
 
 impl<V, S> Dict<V, S> {
     /// Calls `f` on up to `count` entries (key, metadata, value) near a
