@@ -126,6 +126,11 @@ fn expired_big_keys_are_freed_lazily_under_lazyfree_lazy_expire() {
     assert_eq!(c.cmd(&["PEXPIRE", "big2", "20"]), int(1));
     wait_freed(&mut c, 2);
     assert_eq!(c.cmd(&["DBSIZE"]), int(0));
+    // EXPIRE with a time in the past deletes at once, lazily too.
+    make_set(&mut c, "big3", 1000);
+    assert_eq!(c.cmd(&["EXPIRE", "big3", "-1"]), int(1));
+    assert_eq!(c.cmd(&["EXISTS", "big3"]), int(0));
+    wait_freed(&mut c, 3);
 }
 
 #[test]

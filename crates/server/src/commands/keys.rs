@@ -313,8 +313,13 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
         return ctx.r.int(0);
     }
     let event = if when <= now {
-        db.remove(key);
-        ctx.replicate_as(&[b"DEL", key]);
+        // Redis's expireGenericCommand: deleted at once, freed and
+        // replicated (UNLINK) lazily under lazyfree-lazy-expire.
+        let lazy = ctx.srv.config.lazyfree_lazy_expire;
+        if let Some(rec) = ctx.dbm().take(key) {
+            ctx.srv.lazyfree.free(rec.value, lazy);
+        }
+        ctx.replicate_as(&[if lazy { b"UNLINK" } else { b"DEL" }, key]);
         "del"
     } else {
         db.set_expire(key, Some(when));

@@ -346,6 +346,8 @@ fn getex(ctx: &mut Ctx, argv: &Argv) {
     if changed {
         ctx.dirty(1);
         match at {
+            // UNLINK under lazyfree-lazy-expire, as Redis's getexCommand.
+            _ if deleted && ctx.srv.config.lazyfree_lazy_expire => ctx.replicate_as(&[b"UNLINK", key]),
             _ if deleted => ctx.replicate_as(&[b"DEL", key]),
             Some((_, t)) if ctx.replicating() => ctx.replicate_as(&[b"PEXPIREAT", key, t.to_string().as_bytes()]),
             Some(_) => {}
