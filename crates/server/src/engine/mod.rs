@@ -17,6 +17,7 @@ pub mod lcs;
 pub mod list;
 pub mod memsize;
 pub mod numeric;
+pub mod sampling;
 pub mod set;
 pub mod siphash;
 pub mod sort;
