@@ -23,6 +23,9 @@ use super::Server;
 /// are freed inline, as handing them to the thread would cost more.
 pub const LAZYFREE_THRESHOLD: usize = 64;
 
+/// Nice value of the lazy-free thread (the event loop runs at 0).
+const LAZYFREE_NICE: libc::c_int = 5;
+
 /// Something to drop on the thread, with the number of objects it counts
 /// for in INFO.
 type Job = (Box<dyn Send>, usize);
@@ -148,6 +151,10 @@ impl Lazyfree {
             let (tx, rx) = channel::<Job>();
             let counters = Arc::clone(&self.counters);
             let spawned = std::thread::Builder::new().name("lazyfree".into()).spawn(move || {
+                // Freeing is never urgent: on a busy machine the event loop
+                // should win the CPU. On Linux `who` 0 names this thread only.
+                // SAFETY: plain syscall; failure just keeps the default nice.
+                unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, LAZYFREE_NICE) };
                 for (job, objects) in rx {
                     drop(job);
                     counters.pending.fetch_sub(objects, Relaxed);
