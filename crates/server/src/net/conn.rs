@@ -157,6 +157,7 @@ impl Conn {
     pub fn fill(&mut self, srv: &Server, scratch: &mut [u8]) -> io::Result<usize> {
         self.read_more = false;
         let mut total = 0;
+        let mut limited = false;
         while total < READ_CAP && !self.eof {
             let in_mem = self.in_end - self.in_start;
             if self.backlog && !self.paused && self.spill.is_none() && in_mem >= READ_AHEAD {
@@ -173,11 +174,15 @@ impl Conn {
                 n
             } else {
                 let Some(want) = self.read_want() else {
-                    // A big argument is all here: it runs before more is read.
+                    // A big argument is all here: it runs before more is read,
+                    // and the loop comes back for the rest (edge-triggered).
+                    self.read_more = true;
                     return Ok(total);
                 };
                 self.make_room(want);
                 let n = read_some(&mut self.stream, &mut self.input[self.in_end..])?;
+                // A read that filled all the room offered did not drain the socket.
+                limited = n.is_some_and(|n| n > 0 && self.in_end + n == self.input.len());
                 self.in_end += n.unwrap_or(0);
                 self.in_peak = self.in_peak.max(self.in_end - self.in_start);
                 n
@@ -189,7 +194,7 @@ impl Conn {
                     total += n;
                     // A short read drained the socket; data arriving later raises
                     // a new edge, so skip the read that would only say EAGAIN.
-                    if n < MIN_READ.min(scratch.len()) {
+                    if n < MIN_READ.min(scratch.len()) && !limited {
                         return Ok(total);
                     }
                 }
