@@ -162,8 +162,16 @@ fn clock_secs(now_ms: i64) -> u32 {
 fn touch(lfu: &mut Option<Lfu>, word: &mut u32, now_ms: i64) {
     match lfu {
         None => Meta::touch(word, clock_secs(now_ms)),
-        Some(l) => Meta::touch(word, l.touch(Meta(*word).access(), now_ms)),
+        Some(l) => touch_lfu(l, word, now_ms),
     }
+}
+
+/// The LFU arm of [`touch`], out of line: its float math would otherwise
+/// swell every lookup's code for a policy most servers don't use.
+#[cold]
+#[inline(never)]
+fn touch_lfu(lfu: &mut Lfu, word: &mut u32, now_ms: i64) {
+    Meta::touch(word, lfu.touch(Meta(*word).access(), now_ms));
 }
 
 /// Bring a key's side-table expiry to `at` (None = persistent); `word` is
