@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 sys.path.insert(0, HERE)
 import servers  # noqa: E402
+from lib_load import resp as encode  # noqa: E402
 from lib_report import Table, median  # noqa: E402
 
 NAMES = ("redis", "volley")
@@ -52,14 +53,6 @@ def parse_args():
     ap.add_argument("--pipeline", type=int, default=50, help="SADDs in flight")
     ap.add_argument("--rounds", type=int, default=3)
     return ap.parse_args()
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Conn:

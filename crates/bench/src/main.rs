@@ -38,18 +38,8 @@ enum Cmd {
     /// Run every seed experiment and print a table next to the published figures.
     #[command(disable_help_flag = true)]
     Seeds {
-        /// Print help (`-h` is the host, as in redis-cli).
-        #[arg(long, action = clap::ArgAction::Help)]
-        help: Option<bool>,
-        /// Server host.
-        #[arg(short = 'h', long, default_value = "127.0.0.1")]
-        host: String,
-        /// Server port.
-        #[arg(short, long, default_value_t = 6379)]
-        port: u16,
-        /// AUTH password.
-        #[arg(short = 'a', long)]
-        password: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
         /// Injected RTT through the built-in proxy (0 = direct).
         #[arg(long, default_value = "0", value_parser = parse_duration)]
         rtt: Duration,
@@ -146,9 +136,9 @@ enum Cmd {
     Cache(CacheArgs),
 }
 
-/// `volley-bench cache`'s options (`bench/cache.py` drives it).
+/// The server a subcommand talks to, redis-cli style (`-h` is the host).
 #[derive(clap::Args)]
-struct CacheArgs {
+struct ServerArgs {
     /// Print help (`-h` is the host, as in redis-cli).
     #[arg(long, action = clap::ArgAction::Help)]
     help: Option<bool>,
@@ -161,6 +151,13 @@ struct CacheArgs {
     /// AUTH password.
     #[arg(short = 'a', long)]
     password: Option<String>,
+}
+
+/// `volley-bench cache`'s options (`bench/cache.py` drives it).
+#[derive(clap::Args)]
+struct CacheArgs {
+    #[command(flatten)]
+    server: ServerArgs,
     /// Distinct keys key:0 .. key:<keys-1> (key:0 the most popular).
     #[arg(long, default_value_t = 10_000_000)]
     keys: u64,
@@ -216,7 +213,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             h.wait();
             Ok(true)
         }
-        Cmd::Seeds { host, port, password, rtt, scale, max_serial, only, .. } => {
+        Cmd::Seeds { server: ServerArgs { host, port, password, .. }, rtt, scale, max_serial, only } => {
             let addr = resolve(&host, port).map_err(|e| e.to_string())?;
             let opts = SeedOpts { addr, password, rtt, scale, max_serial, progress, only };
             let mut on_row = |r: &volley_bench::seeds::Row| eprintln!("  {}: {:?}", r.label, r.measured);
@@ -267,8 +264,8 @@ fn run(cli: Cli) -> Result<bool, String> {
 
 fn cache_cmd(a: CacheArgs) -> Result<bool, String> {
     let opts = CacheOpts {
-        addr: resolve(&a.host, a.port).map_err(|e| e.to_string())?,
-        password: a.password,
+        addr: resolve(&a.server.host, a.server.port).map_err(|e| e.to_string())?,
+        password: a.server.password,
         keys: a.keys,
         exponent: a.zipf,
         warmup: a.warmup,
