@@ -1,0 +1,48 @@
+//! The event loop's share of replication: each turn, flush replicas whose
+//! snapshot went through and adopt a finished link to our primary as the
+//! master client (a connection whose commands are applied, unanswered).
+use mio::{Interest, Token};
+
+use super::transport::Stream;
+use super::{Conn, EventLoop};
+use crate::server::{ClientInfo, ClientRole, ReplyMode};
+
+impl EventLoop {
+    /// Replication's per-turn work (cheap when there is none).
+    pub(super) fn replication_turn(&mut self, now: i64) {
+        for slot in crate::replication::turn(&mut self.srv, now) {
+            self.queue_flush(slot);
+        }
+        if let Some(ready) = crate::replication::take_master_link(&mut self.srv) {
+            self.adopt_master(ready, now);
+        }
+    }
+
+    fn adopt_master(&mut self, ready: crate::replication::MasterLinkReady, now: i64) {
+        let (std_stream, leftover) = match crate::replication::adopt_master_link(&mut self.srv, ready) {
+            Ok(x) => x,
+            Err(_) => return,
+        };
+        let addr = std_stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        let laddr = std_stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&std_stream);
+        let mut conn = Box::new(Conn::new(Stream::Tcp(mio::net::TcpStream::from_std(std_stream))));
+        conn.preload(&leftover);
+        let slot = self.conns.insert(conn);
+        let conn = self.conns.get_mut(slot).expect("just inserted");
+        if let Err(e) = self.poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE) {
+            crate::log_at!(Warning, "Registering the master link: {e}");
+            self.conns.remove(slot);
+            return;
+        }
+        let id = self.srv.next_client_id;
+        self.srv.next_client_id += 1;
+        let mut info = ClientInfo::new(id, fd, addr, laddr, now, true);
+        info.role = ClientRole::Master;
+        // The primary's commands get no replies (ACKs go out as pushes).
+        info.reply_mode = ReplyMode::Off;
+        self.srv.clients.insert_at(slot, info);
+        crate::replication::master_connected(&mut self.srv, slot, now);
+        self.execute(slot, now);
+    }
+}

@@ -1,0 +1,211 @@
+//! A replica's way to its primary: a thread that connects, does the
+//! handshake (PING, AUTH, REPLCONF listening-port / ip-address / capa eof
+//! capa psync2, PSYNC), and for a full resync receives the snapshot into a
+//! file, `$<len>` or `$EOF:<mark>` framed. The event loop takes the result
+//! (the socket, the snapshot, bytes of the stream already read) and goes
+//! on from there; meanwhile the thread's progress feeds INFO.
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the thread needs to know.
+pub struct LinkParams {
+    pub host: String,
+    pub port: u16,
+    pub auth: Option<(Option<String>, String)>,
+    pub listening_port: u16,
+    pub announce_ip: Option<String>,
+    /// PSYNC's arguments: our replid and next offset, or `?` and -1.
+    pub psync_id: String,
+    pub psync_offset: i64,
+    pub dir: PathBuf,
+    pub timeout: Duration,
+}
+
+/// How PSYNC was answered, and what came with it.
+pub enum Outcome {
+    /// `+FULLRESYNC <replid> <offset>`: the snapshot is in this file.
+    Full { replid: String, offset: i64, rdb: PathBuf },
+    /// `+CONTINUE [<replid>]`.
+    Continue { replid: Option<String> },
+}
+
+/// A finished handshake: the socket and the stream bytes read past it.
+pub struct Handoff {
+    pub stream: TcpStream,
+    pub outcome: Outcome,
+    pub leftover: Vec<u8>,
+}
+
+/// Progress INFO shows while the thread works.
+#[derive(Default)]
+pub struct Progress {
+    /// Receiving the snapshot (`master_sync_in_progress`).
+    pub transferring: bool,
+    pub total: i64,
+    pub read: i64,
+    pub last_io_ms: i64,
+    pub result: Option<Result<Handoff, String>>,
+}
+
+pub type Shared = Arc<Mutex<Progress>>;
+
+/// Start the thread; its result appears in the returned progress.
+pub fn spawn(p: LinkParams) -> Shared {
+    let shared: Shared = Arc::default();
+    let mine = shared.clone();
+    std::thread::spawn(move || {
+        let result = run(&p, &mine).map_err(|e| e.to_string());
+        if let Ok(mut g) = mine.lock() {
+            g.transferring = false;
+            g.result = Some(result);
+        }
+    });
+    shared
+}
+
+fn connect(p: &LinkParams) -> io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let addrs = (p.host.as_str(), p.port).to_socket_addrs()?;
+    let mut last = io::Error::other("no address");
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, p.timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
+    let stream = connect(p)?;
+    stream.set_read_timeout(Some(p.timeout))?;
+    stream.set_write_timeout(Some(p.timeout))?;
+    stream.set_nodelay(true)?;
+    let mut w = stream.try_clone()?;
+    let mut r = BufReader::with_capacity(64 << 10, stream.try_clone()?);
+    let mut ask = |args: &[&str]| -> io::Result<String> {
+        let parts: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let mut buf = Vec::new();
+        resp::encode_command(&mut buf, &parts);
+        w.write_all(&buf)?;
+        read_line(&mut r)
+    };
+    let pong = ask(&["PING"])?;
+    if pong.starts_with('-') && !pong.starts_with("-NOAUTH") && !pong.starts_with("-NOPERM") {
+        return Err(io::Error::other(format!("Error reply to PING from master: '{pong}'")));
+    }
+    if let Some((user, pass)) = &p.auth {
+        let reply = match user {
+            Some(u) => ask(&["AUTH", u, pass])?,
+            None => ask(&["AUTH", pass])?,
+        };
+        if reply.starts_with('-') {
+            return Err(io::Error::other(format!("Unable to AUTH to MASTER: {reply}")));
+        }
+    }
+    let port = p.listening_port.to_string();
+    ask(&["REPLCONF", "listening-port", &port])?;
+    if let Some(ip) = &p.announce_ip {
+        ask(&["REPLCONF", "ip-address", ip])?;
+    }
+    ask(&["REPLCONF", "capa", "eof", "capa", "psync2"])?;
+    let offset = p.psync_offset.to_string();
+    let reply = ask(&["PSYNC", &p.psync_id, &offset])?;
+    drop(ask);
+    let outcome = if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
+        let mut it = rest.split(' ');
+        let replid = it.next().unwrap_or_default().to_string();
+        let offset = it.next().and_then(|o| o.parse().ok()).unwrap_or(0);
+        let rdb = receive_rdb(&mut r, p, progress)?;
+        Outcome::Full { replid, offset, rdb }
+    } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+        let id = rest.trim();
+        Outcome::Continue { replid: (id.len() == 40).then(|| id.to_string()) }
+    } else {
+        return Err(io::Error::other(format!("Unexpected reply to PSYNC from master: {reply}")));
+    };
+    let leftover = r.buffer().to_vec();
+    let stream = r.into_inner();
+    stream.set_read_timeout(None)?;
+    stream.set_write_timeout(None)?;
+    Ok(Handoff { stream, outcome, leftover })
+}
+
+/// One reply line (keepalive newlines skipped), without its CRLF.
+fn read_line(r: &mut impl BufRead) -> io::Result<String> {
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "master closed the connection"));
+        }
+        let t = line.trim_end_matches(['\r', '\n']);
+        if !t.is_empty() {
+            return Ok(t.to_string());
+        }
+    }
+}
+
+/// Receive the snapshot into `dir/temp-<pid>.<n>.rdb`.
+fn receive_rdb(r: &mut BufReader<TcpStream>, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
+    let header = read_line(r)?;
+    let path = p.dir.join(format!("temp-repl-{}.rdb", std::process::id()));
+    let mut file = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
+    let note = |total: i64, read: i64| {
+        if let Ok(mut g) = progress.lock() {
+            g.transferring = true;
+            g.total = total;
+            g.read = read;
+            g.last_io_ms = crate::server::unix_ms();
+        }
+    };
+    if let Some(mark) = header.strip_prefix("$EOF:") {
+        let mark = mark.as_bytes().to_vec();
+        if mark.len() != 40 {
+            return Err(io::Error::other("bad EOF mark from master"));
+        }
+        let mut tail: Vec<u8> = Vec::new();
+        let mut read = 0i64;
+        loop {
+            let chunk = r.fill_buf()?;
+            if chunk.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "master closed during the transfer"));
+            }
+            let (n, kept) = (chunk.len(), tail.len());
+            tail.extend_from_slice(chunk);
+            // The mark may straddle two reads; what follows it is stream.
+            if let Some(at) = tail.windows(40).position(|w| w == mark.as_slice()) {
+                file.write_all(&tail[..at])?;
+                r.consume(at + 40 - kept);
+                break;
+            }
+            r.consume(n);
+            read += n as i64;
+            note(0, read);
+            if tail.len() > 40 {
+                let cut = tail.len() - 40;
+                file.write_all(&tail[..cut])?;
+                tail.drain(..cut);
+            }
+        }
+    } else if let Some(len) = header.strip_prefix('$').and_then(|l| l.parse::<i64>().ok()) {
+        let mut left = len;
+        let mut buf = vec![0u8; 64 << 10];
+        while left > 0 {
+            let want = buf.len().min(left as usize);
+            let n = r.read(&mut buf[..want])?;
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "master closed during the transfer"));
+            }
+            file.write_all(&buf[..n])?;
+            left -= n as i64;
+            note(len, len - left);
+        }
+    } else {
+        return Err(io::Error::other(format!("Bad protocol from MASTER, the first byte is not '$': {header}")));
+    }
+    file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    Ok(path)
+}

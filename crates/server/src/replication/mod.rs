@@ -1,0 +1,268 @@
+//! Replication, as Redis 7.0 speaks it on the wire (PSYNC2), in both roles.
+//!
+//! As a primary (`primary`): the change stream's replay bytes — the very
+//! bytes the AOF gets — feed the backlog (`backlog`) and every replica's
+//! output; PSYNC continues a replica from the backlog or starts a full
+//! synchronization, an RDB written by a forked child straight to the
+//! replicas' sockets (diskless) or to the RDB file that is then sent
+//! (`transfer`); REPLCONF ACKs drive WAIT and `min-replicas-to-write`.
+//!
+//! As a replica (`link`, `replica`): a thread connects to the primary, does
+//! the handshake and PSYNC, and receives the snapshot; the event loop then
+//! loads it and adopts the socket as the master client, whose commands are
+//! applied and whose stream is proxied, byte for byte, to our own backlog
+//! and sub-replicas (chained replication).
+//!
+//! The state lives in the server as replication's [`Part`]; `net` calls
+//! [`cron`], [`turn`], [`client_closed`] and [`applied`], commands call the
+//! rest.
+mod backlog;
+mod link;
+mod primary;
+mod replica;
+mod transfer;
+
+pub use primary::{psync, replconf, wait, WaitOutcome};
+pub use replica::{adopt_master_link, connected as master_connected, replicaof, take_master_link, MasterLinkReady};
+
+use crate::server::{ClientRole, Part, Server};
+use backlog::Backlog;
+use primary::Replica;
+
+/// Replication's state in the server.
+pub struct Replication {
+    /// `master_repl_offset`: the offset of the last stream byte produced
+    /// (or, on a replica, applied from the primary).
+    pub offset: i64,
+    /// The previous replication id and the first offset it does not cover
+    /// (PSYNC2: a promoted replica continues its siblings).
+    pub replid2: String,
+    pub second_offset: i64,
+    backlog: Option<Backlog>,
+    /// Since when no replica is connected (for `repl-backlog-ttl`).
+    idle_since_ms: Option<i64>,
+    /// Our replicas, in the order they connected.
+    replicas: Vec<Replica>,
+    /// A full synchronization in progress (child or file senders).
+    sync: Option<transfer::Sync>,
+    /// Replica slots whose held output may be flushed now.
+    release: Vec<usize>,
+    /// Clients blocked in WAIT.
+    waits: Vec<primary::Wait>,
+    /// WAIT results ready for their clients' re-run.
+    wait_done: Vec<(usize, i64)>,
+    /// Ask the replicas for an ACK before sleeping (a WAIT blocked).
+    want_acks: bool,
+    last_ping_ms: i64,
+    /// When we are a replica: the link to our primary.
+    master: Option<replica::MasterState>,
+    /// INFO stats: `sync_full`, `sync_partial_ok`, `sync_partial_err`.
+    sync_counts: [u64; 3],
+}
+
+/// The part `lib.rs` installs in the server.
+pub fn new_part() -> Part {
+    Part::new(Replication {
+        offset: 0,
+        replid2: "0".repeat(40),
+        second_offset: -1,
+        backlog: None,
+        idle_since_ms: None,
+        replicas: Vec::new(),
+        sync: None,
+        release: Vec::new(),
+        waits: Vec::new(),
+        wait_done: Vec::new(),
+        want_acks: false,
+        last_ping_ms: 0,
+        master: None,
+        sync_counts: [0; 3],
+    })
+}
+
+#[inline]
+fn state(srv: &Server) -> &Replication {
+    srv.replication.get::<Replication>()
+}
+
+#[inline]
+fn state_mut(srv: &mut Server) -> &mut Replication {
+    srv.replication.get_mut::<Replication>()
+}
+
+/// A numeric option replication keeps as text in the config (`other`).
+fn cfg_num(srv: &Server, name: &str, default: i64) -> i64 {
+    srv.config.other.get(name).and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn cfg_str(srv: &Server, name: &str) -> String {
+    srv.config.other.get(name).cloned().unwrap_or_default()
+}
+
+fn cfg_yes(srv: &Server, name: &str, default: bool) -> bool {
+    srv.config.other.get(name).map_or(default, |v| v == "yes")
+}
+
+/// Create the backlog (first replica, or a replica's own start) and start
+/// feeding it from the change stream.
+fn ensure_backlog(srv: &mut Server) {
+    let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
+    let r = state_mut(srv);
+    if r.backlog.is_none() {
+        // A new history: PSYNC2 must not continue an older one with it.
+        r.backlog = Some(Backlog::new(size, r.offset));
+        if r.master.is_none() {
+            srv.change_replid();
+            let r = state_mut(srv);
+            r.replid2 = "0".repeat(40);
+            r.second_offset = -1;
+        }
+    }
+    srv.changes.consumers.replicas = Some(feed);
+}
+
+/// The change stream's replication consumer: each hand-off's replay bytes
+/// go to the backlog and to every replica past its snapshot point.
+fn feed(srv: &mut Server, bytes: &[u8]) {
+    let r = state_mut(srv);
+    // A replica proxies its primary's stream instead (see `applied`); its
+    // own writes (replica-read-only no) stay local, as in Redis.
+    if r.master.is_some() {
+        return;
+    }
+    push_stream(srv, bytes);
+}
+
+/// Append bytes to the replication stream: offset, backlog, replicas.
+fn push_stream(srv: &mut Server, bytes: &[u8]) {
+    let r = state_mut(srv);
+    r.offset += bytes.len() as i64;
+    if let Some(b) = r.backlog.as_mut() {
+        b.feed(bytes);
+    }
+    let targets: Vec<usize> = r.replicas.iter().filter(|x| x.streams()).map(|x| x.slot).collect();
+    if !targets.is_empty() {
+        srv.pubsub.push_many(&targets, bytes);
+    }
+}
+
+/// The master client ran the command whose bytes are `raw`: count them
+/// and pass them on, unchanged, to our backlog and sub-replicas.
+pub fn applied(srv: &mut Server, raw: &[u8]) {
+    push_stream(srv, raw);
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        m.applied(raw.len());
+    }
+}
+
+/// A connection closed: forget it as a replica, WAIT client or primary.
+pub fn client_closed(srv: &mut Server, slot: usize, role: ClientRole) {
+    let r = state_mut(srv);
+    r.waits.retain(|w| w.cid != slot);
+    r.wait_done.retain(|&(c, _)| c != slot);
+    match role {
+        ClientRole::Replica => primary::replica_gone(srv, slot),
+        ClientRole::Master => replica::master_gone(srv),
+        ClientRole::Normal => {}
+    }
+}
+
+/// Periodic work, every cron tick.
+pub fn cron(srv: &mut Server, now_ms: i64) {
+    transfer::cron(srv, now_ms);
+    primary::cron(srv, now_ms);
+    replica::cron(srv, now_ms);
+}
+
+/// Every loop turn: WAIT results and GETACKs (cheap when idle).
+pub fn turn(srv: &mut Server, now_ms: i64) -> Vec<usize> {
+    primary::turn(srv, now_ms);
+    std::mem::take(&mut state_mut(srv).release)
+}
+
+/// Whether this server is a replica (REPLICAOF set).
+pub fn is_replica(srv: &Server) -> bool {
+    state(srv).master.is_some()
+}
+
+/// `INFO replication`, in Redis's order.
+pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(String, String)> {
+    let r = state(srv);
+    let mut f: Vec<(String, String)> = Vec::new();
+    let mut add = |k: &str, v: String| f.push((k.to_string(), v));
+    add("role", if r.master.is_some() { "slave" } else { "master" }.into());
+    if let Some(m) = &r.master {
+        for (k, v) in m.info_fields(srv, now_ms) {
+            add(k, v);
+        }
+    }
+    add("connected_slaves", r.replicas.len().to_string());
+    if let Some(good) = primary::good_replicas_if_enforced(srv, now_ms) {
+        add("min_slaves_good_slaves", good.to_string());
+    }
+    for (i, line) in primary::replica_lines(srv, now_ms).into_iter().enumerate() {
+        add(&format!("slave{i}"), line);
+    }
+    add("master_failover_state", "no-failover".into());
+    add("master_replid", srv.replid.clone());
+    add("master_replid2", r.replid2.clone());
+    add("master_repl_offset", r.offset.to_string());
+    add("second_repl_offset", r.second_offset.to_string());
+    let b = r.backlog.as_ref();
+    add("repl_backlog_active", u8::from(b.is_some()).to_string());
+    add("repl_backlog_size", b.map_or(cfg_num(srv, "repl-backlog-size", 1 << 20) as usize, |b| b.size()).to_string());
+    add("repl_backlog_first_byte_offset", b.map_or(0, |b| b.first_offset()).to_string());
+    add("repl_backlog_histlen", b.map_or(0, |b| b.histlen()).to_string());
+    f
+}
+
+/// Memory the backlog holds (INFO memory `mem_replication_backlog`).
+pub fn backlog_memory(srv: &Server) -> usize {
+    state(srv).backlog.as_ref().map_or(0, |b| b.size())
+}
+
+/// ROLE's reply parts.
+pub enum Role {
+    Master { offset: i64, replicas: Vec<(String, u16, i64)> },
+    Replica { host: String, port: u16, state: &'static str, offset: i64 },
+}
+
+pub fn role(srv: &Server) -> Role {
+    let r = state(srv);
+    match &r.master {
+        Some(m) => Role::Replica { host: m.host.clone(), port: m.port, state: m.role_state(), offset: m.offset() },
+        None => Role::Master {
+            offset: r.offset,
+            replicas: r
+                .replicas
+                .iter()
+                .filter(|x| x.online())
+                .map(|x| (x.ip(srv), x.listening_port, x.ack_offset))
+                .collect(),
+        },
+    }
+}
+
+/// CONFIG SET repl-backlog-size applies at once.
+pub fn resize_backlog(srv: &mut Server) {
+    let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
+    if let Some(b) = state_mut(srv).backlog.as_mut() {
+        b.resize(size);
+    }
+}
+
+/// `replicaof` in the config file: start as a replica.
+pub fn start_from_config(srv: &mut Server) {
+    let words = cfg_str(srv, "replicaof");
+    let mut it = words.split_whitespace();
+    if let (Some(host), Some(port)) = (it.next(), it.next().and_then(|p| p.parse::<u16>().ok())) {
+        let now = crate::server::unix_ms();
+        replicaof(srv, Some((host.to_string(), port)), now);
+    }
+}
+
+/// INFO stats' synchronization counters, in Redis's order.
+pub fn sync_stats(srv: &Server) -> [(&'static str, u64); 3] {
+    let c = state(srv).sync_counts;
+    [("sync_full", c[0]), ("sync_partial_ok", c[1]), ("sync_partial_err", c[2])]
+}

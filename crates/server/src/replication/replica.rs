@@ -1,0 +1,315 @@
+//! The replica's side: REPLICAOF, the link's life (connect, sync,
+//! connected, down and retried), loading the primary's snapshot, ACKs
+//! every second, and the promotion that REPLICAOF NO ONE is.
+use std::time::Duration;
+
+use super::link::{self, Handoff, LinkParams, Outcome, Shared};
+use super::{cfg_num, cfg_str, ensure_backlog, state, state_mut};
+use crate::server::Server;
+
+/// Where the link to the primary stands.
+enum Link {
+    /// Not connected; retry from this time (ms).
+    Down { retry_at: i64 },
+    /// The handshake thread runs.
+    Syncing(Shared),
+    /// The master client lives in this slot.
+    Connected { slot: usize },
+}
+
+/// A replica's knowledge of its primary.
+pub struct MasterState {
+    pub host: String,
+    pub port: u16,
+    link: Link,
+    /// When the link went down (INFO `master_link_down_since_seconds`).
+    down_since_ms: Option<i64>,
+    /// Offset of the last byte applied from the primary.
+    offset: i64,
+    last_ack_ms: i64,
+}
+
+impl MasterState {
+    pub fn link_up(&self) -> bool {
+        matches!(self.link, Link::Connected { .. })
+    }
+
+    pub fn offset(&self) -> i64 {
+        self.offset
+    }
+
+    pub fn applied(&mut self, n: usize) {
+        self.offset += n as i64;
+    }
+
+    /// ROLE's state word.
+    pub fn role_state(&self) -> &'static str {
+        match &self.link {
+            Link::Down { .. } => "connect",
+            Link::Syncing(p) if p.lock().is_ok_and(|g| g.transferring) => "sync",
+            Link::Syncing(_) => "handshake",
+            Link::Connected { .. } => "connected",
+        }
+    }
+
+    pub fn info_fields(&self, srv: &Server, now_ms: i64) -> Vec<(&'static str, String)> {
+        let last_io = match self.link {
+            Link::Connected { slot } => srv.clients.get(slot).map_or(-1, |c| (now_ms - c.last_interaction_ms) / 1000),
+            _ => -1,
+        };
+        let mut f = vec![
+            ("master_host", self.host.clone()),
+            ("master_port", self.port.to_string()),
+            ("master_link_status", if self.link_up() { "up" } else { "down" }.to_string()),
+            ("master_last_io_seconds_ago", last_io.to_string()),
+        ];
+        let transfer = match &self.link {
+            Link::Syncing(p) => p.lock().ok().filter(|g| g.transferring).map(|g| (g.total, g.read, g.last_io_ms)),
+            _ => None,
+        };
+        f.push(("master_sync_in_progress", u8::from(transfer.is_some()).to_string()));
+        f.push(("slave_read_repl_offset", self.offset.to_string()));
+        f.push(("slave_repl_offset", self.offset.to_string()));
+        if let Some((total, read, last)) = transfer {
+            let perc = if total > 0 { read as f64 / total as f64 * 100.0 } else { 0.0 };
+            f.push(("master_sync_total_bytes", total.to_string()));
+            f.push(("master_sync_read_bytes", read.to_string()));
+            f.push(("master_sync_left_bytes", (total - read).to_string()));
+            f.push(("master_sync_perc", format!("{perc:.2}")));
+            f.push(("master_sync_last_io_seconds_ago", ((now_ms - last) / 1000).to_string()));
+        }
+        if !self.link_up() {
+            let down = self.down_since_ms.map_or(-1, |t| (now_ms - t) / 1000);
+            f.push(("master_link_down_since_seconds", down.to_string()));
+        }
+        f.push(("slave_priority", cfg_num(srv, "replica-priority", 100).to_string()));
+        f.push(("slave_read_only", u8::from(srv.config.replica_read_only).to_string()));
+        f.push(("replica_announced", u8::from(super::cfg_yes(srv, "replica-announced", true)).to_string()));
+        f
+    }
+}
+
+/// REPLICAOF host port, or NO ONE (`target` None). Returns the reply.
+pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -> String {
+    let Some((host, port)) = target else {
+        if state(srv).master.is_some() {
+            promote(srv);
+        }
+        return "+OK\r\n".into();
+    };
+    if let Some(m) = &state(srv).master {
+        if m.host == host && m.port == port {
+            crate::log_at!(Notice, "REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+            return "+OK Already connected to specified master\r\n".into();
+        }
+    }
+    let was_primary = state(srv).master.is_none();
+    drop_link(srv);
+    if was_primary {
+        // Our own history is what a new primary may continue us from.
+        ensure_backlog(srv);
+    }
+    // Sub-replicas must follow the new history: they reconnect and PSYNC.
+    kill_replicas(srv);
+    let r = state_mut(srv);
+    let offset = r.offset;
+    r.master =
+        Some(MasterState { host: host.clone(), port, link: Link::Down { retry_at: 0 }, down_since_ms: Some(now_ms), offset, last_ack_ms: 0 });
+    srv.denials.readonly_replica = srv.config.replica_read_only;
+    srv.expire_by_primary = true;
+    crate::log_at!(Notice, "Connecting to MASTER {host}:{port}");
+    "+OK\r\n".into()
+}
+
+/// REPLICAOF NO ONE: a new history that continues the old one (PSYNC2).
+fn promote(srv: &mut Server) {
+    drop_link(srv);
+    let old = srv.replid.clone();
+    let r = state_mut(srv);
+    r.master = None;
+    r.replid2 = old;
+    r.second_offset = r.offset + 1;
+    srv.change_replid();
+    srv.denials.readonly_replica = false;
+    srv.expire_by_primary = false;
+    kill_replicas(srv);
+    crate::log_at!(Notice, "MASTER MODE enabled (user request from 'id=?')");
+}
+
+fn kill_replicas(srv: &mut Server) {
+    let slots: Vec<usize> = state(srv).replicas.iter().map(|r| r.slot).collect();
+    srv.pending_kills.extend(slots);
+}
+
+/// Close the master client (if connected); a running handshake thread is
+/// left to finish on its own and its result ignored.
+fn drop_link(srv: &mut Server) {
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        if let Link::Connected { slot } = m.link {
+            srv.pending_kills.push(slot);
+        }
+    }
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        m.link = Link::Down { retry_at: 0 };
+    }
+}
+
+/// The master client closed: keep our replid and offset for PSYNC.
+pub fn master_gone(srv: &mut Server) {
+    let now = crate::server::unix_ms();
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        if m.link_up() {
+            crate::log_at!(Notice, "Connection with master lost.");
+            m.link = Link::Down { retry_at: now + 1000 };
+            m.down_since_ms = Some(now);
+        }
+    }
+}
+
+/// Each cron tick: start the handshake when due, ACK every second, drop a
+/// silent primary after `repl-timeout`.
+pub fn cron(srv: &mut Server, now_ms: i64) {
+    let Some(m) = state(srv).master.as_ref() else { return };
+    match m.link {
+        Link::Down { retry_at } if now_ms >= retry_at => start_link(srv),
+        Link::Connected { slot } => {
+            if now_ms - m.last_ack_ms >= 1000 {
+                send_ack(srv);
+            }
+            let timeout = cfg_num(srv, "repl-timeout", 60) * 1000;
+            if srv.clients.get(slot).is_some_and(|c| now_ms - c.last_interaction_ms > timeout) {
+                crate::log_at!(Warning, "MASTER timeout: no data nor PING received...");
+                srv.pending_kills.push(slot);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn start_link(srv: &mut Server) {
+    let user = cfg_str(srv, "masteruser");
+    let pass = cfg_str(srv, "masterauth");
+    let auth = (!pass.is_empty()).then(|| ((!user.is_empty()).then_some(user), pass));
+    let announce_port = cfg_num(srv, "replica-announce-port", 0);
+    let announce_ip = cfg_str(srv, "replica-announce-ip");
+    let (psync_id, psync_offset) = (srv.replid.clone(), state(srv).offset + 1);
+    let Some(m) = state_mut(srv).master.as_mut() else { return };
+    let params = LinkParams {
+        host: m.host.clone(),
+        port: m.port,
+        auth,
+        listening_port: if announce_port > 0 { announce_port as u16 } else { srv.port },
+        announce_ip: (!announce_ip.is_empty()).then_some(announce_ip),
+        psync_id,
+        psync_offset,
+        dir: srv.config.dir.clone(),
+        timeout: Duration::from_secs(cfg_num(srv, "repl-timeout", 60).max(1) as u64),
+    };
+    crate::log_at!(Notice, "MASTER <-> REPLICA sync started");
+    let shared = link::spawn(params);
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        m.link = Link::Syncing(shared);
+    }
+}
+
+/// The handshake thread's finished work, for the event loop to adopt.
+pub struct MasterLinkReady(Handoff);
+
+/// A finished handshake, if one is waiting (checked every loop turn).
+pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
+    let m = state_mut(srv).master.as_mut()?;
+    let Link::Syncing(shared) = &m.link else { return None };
+    let result = shared.lock().ok()?.result.take()?;
+    match result {
+        Ok(h) => Some(MasterLinkReady(h)),
+        Err(e) => {
+            crate::log_at!(Warning, "Error condition on socket for SYNC: {e}");
+            m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
+            None
+        }
+    }
+}
+
+/// Apply a finished handshake: load the snapshot (full resync) or adopt
+/// the primary's new id (continue). Returns the socket and the stream
+/// bytes already read, for the event loop to register as the master
+/// client; `connected` must then be called with its slot.
+pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(std::net::TcpStream, Vec<u8>), String> {
+    let h = ready.0;
+    match h.outcome {
+        Outcome::Full { replid, offset, rdb } => {
+            crate::log_at!(Notice, "MASTER <-> REPLICA sync: Flushing old data");
+            for db in srv.keyspace.dbs.iter_mut() {
+                drop(db.clear());
+            }
+            srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
+            crate::log_at!(Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
+            let loaded = crate::persistence::load_from_primary(srv, &rdb);
+            let target = srv.config.dir.join(&srv.config.dbfilename);
+            let _ = std::fs::rename(&rdb, target);
+            if let Err(e) = loaded {
+                crate::log_at!(Warning, "Failed trying to load the MASTER synchronization DB from disk: {e}");
+                if let Some(m) = state_mut(srv).master.as_mut() {
+                    m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
+                }
+                return Err(e.to_string());
+            }
+            srv.replid = replid;
+            let r = state_mut(srv);
+            r.offset = offset;
+            r.replid2 = "0".repeat(40);
+            r.second_offset = -1;
+            // A new history: the backlog restarts at the snapshot's offset.
+            r.backlog = None;
+            ensure_backlog_for_replica(srv);
+            kill_replicas(srv);
+            crate::log_at!(Notice, "MASTER <-> REPLICA sync: Finished with success");
+        }
+        Outcome::Continue { replid } => {
+            if let Some(new) = replid.filter(|id| *id != srv.replid) {
+                let old = std::mem::replace(&mut srv.replid, new);
+                let r = state_mut(srv);
+                r.replid2 = old;
+                r.second_offset = r.offset + 1;
+                kill_replicas(srv);
+            }
+            ensure_backlog_for_replica(srv);
+            crate::log_at!(Notice, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+        }
+    }
+    h.stream.set_nonblocking(true).map_err(|e| e.to_string())?;
+    Ok((h.stream, h.leftover))
+}
+
+fn ensure_backlog_for_replica(srv: &mut Server) {
+    let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
+    let r = state_mut(srv);
+    if r.backlog.is_none() {
+        r.backlog = Some(super::backlog::Backlog::new(size, r.offset));
+    }
+    if let Some(m) = r.master.as_mut() {
+        m.offset = r.offset;
+    }
+    srv.changes.consumers.replicas = Some(super::feed);
+}
+
+/// The event loop registered the master client in `slot`.
+pub fn connected(srv: &mut Server, slot: usize, now_ms: i64) {
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        m.link = Link::Connected { slot };
+        m.down_since_ms = None;
+        m.last_ack_ms = now_ms;
+    }
+    send_ack(srv);
+}
+
+/// REPLCONF ACK <offset> to the primary (every second, and on GETACK).
+pub fn send_ack(srv: &mut Server) {
+    let Some(m) = state_mut(srv).master.as_mut() else { return };
+    let Link::Connected { slot } = m.link else { return };
+    m.last_ack_ms = crate::server::unix_ms();
+    let off = m.offset.to_string();
+    let mut buf = Vec::new();
+    resp::encode_command(&mut buf, &[&b"REPLCONF"[..], b"ACK", off.as_bytes()]);
+    srv.pubsub.push(slot, &buf);
+}

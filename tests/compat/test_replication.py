@@ -1,0 +1,162 @@
+"""Replication between Volley and the real redis-server 7.0.15, both ways.
+
+A redis-server replica of a Volley primary and a Volley replica of a
+redis-server primary each sync under a pipelined write load of every type
+(several databases, expiries, MULTI blocks, scripts) and must end with the
+primary's dataset, key by key; then the link is killed mid-stream and the
+replica must continue with a partial resynchronization (the primary says
+so in INFO stats) and converge again. Volley-to-Volley covers chaining,
+WAIT, READONLY and promotion with REPLICAOF NO ONE. These tests always
+involve both servers, whatever VOLLEY_TEST_TARGET says.
+"""
+import random
+import time
+
+import pytest
+import redis
+
+from servers import start_redis, start_volley
+from .conftest import value_of
+
+DBS = (0, 5)
+
+
+def client(srv, db=0):
+    return redis.Redis(host=srv.host, port=srv.port, db=db, socket_timeout=30, protocol=2)
+
+
+def load(srv, seed, n=1500):
+    """A pipelined burst of writes of every type, a transaction, a script."""
+    rng = random.Random(seed)
+    for db in DBS:
+        r = client(srv, db)
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            k = rng.randrange(200)
+            op = rng.randrange(10)
+            if op == 0:
+                p.set(f"s:{k}", rng.random())
+            elif op == 1:
+                p.incrby(f"n:{k}", rng.randrange(100))
+            elif op == 2:
+                p.rpush(f"l:{k}", *[rng.randrange(1000) for _ in range(rng.randrange(1, 5))])
+            elif op == 3:
+                p.hset(f"h:{k}", f"f{rng.randrange(50)}", rng.random())
+            elif op == 4:
+                p.sadd(f"st:{k}", rng.randrange(200))
+            elif op == 5:
+                p.zadd(f"z:{k}", {f"m{rng.randrange(100)}": rng.random()})
+            elif op == 6:
+                p.xadd(f"x:{k % 20}", {"f": str(i)})
+            elif op == 7:
+                p.expire(f"s:{k}", 1000)
+            elif op == 8:
+                p.lpop(f"l:{k}")
+            else:
+                p.delete(f"h:{k}")
+        p.execute()
+        t = r.pipeline(transaction=True)
+        t.incr("tx:a")
+        t.lpush("tx:l", "v")
+        t.execute()
+        r.eval("redis.call('set', KEYS[1], ARGV[1]); return redis.call('incr', KEYS[2])", 2, "lua:s", "lua:n", "x")
+
+
+def dataset(srv):
+    out = {}
+    for db in DBS:
+        r = client(srv, db)
+        for key in r.scan_iter(count=1000):
+            t = r.type(key).decode()
+            v = r.xrange(key) if t == "stream" else value_of(r, key, t)
+            out[(db, key)] = (t, v, r.ttl(key) > 0)
+    return out
+
+
+def repl_info(srv):
+    return client(srv).info("replication")
+
+
+def wait_synced(primary, replica, timeout=40):
+    """Until the replica's link is up and it has applied all the primary wrote."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        ri = repl_info(replica)
+        if ri.get("master_link_status") == "up" and ri.get("slave_repl_offset") == repl_info(primary)["master_repl_offset"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"replica never caught up: {repl_info(primary)} / {repl_info(replica)}")
+
+
+def assert_same(primary, replica):
+    want, got = dataset(primary), dataset(replica)
+    assert len(want) > 500
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k] == want[k], k
+
+
+def stat(srv, name):
+    return client(srv).info("stats")[name]
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_redis_replica_of_volley(diskless):
+    with start_volley("--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0") as primary:
+        load(primary, 1)
+        with start_redis("--replicaof", "127.0.0.1", str(primary.port)) as replica:
+            load(primary, 2)
+            wait_synced(primary, replica)
+            assert_same(primary, replica)
+            assert stat(primary, "sync_full") == 1
+            # Kill the link mid-stream: the replica continues from the backlog.
+            client(primary).client_kill_filter(_type="replica")
+            load(primary, 3, n=300)
+            wait_synced(primary, replica)
+            assert_same(primary, replica)
+            assert stat(primary, "sync_partial_ok") == 1
+            assert stat(primary, "sync_full") == 1
+            assert "Successful partial resynchronization with master" in replica.log()
+
+
+def test_volley_replica_of_redis():
+    with start_redis("--repl-diskless-sync-delay", "0") as primary:
+        load(primary, 4)
+        with start_volley("--replicaof", "127.0.0.1", str(primary.port)) as replica:
+            load(primary, 5)
+            wait_synced(primary, replica)
+            assert_same(primary, replica)
+            with pytest.raises(redis.exceptions.ReadOnlyError):
+                client(replica).set("x", 1)
+            role = client(replica).execute_command("ROLE")
+            assert role[0] == b"slave" and role[2] == primary.port
+            client(primary).client_kill_filter(_type="replica")
+            load(primary, 6, n=300)
+            wait_synced(primary, replica)
+            assert_same(primary, replica)
+            assert stat(primary, "sync_partial_ok") == 1
+            assert stat(primary, "sync_full") == 1
+
+
+def test_volley_chain_wait_and_promotion():
+    with start_volley("--repl-diskless-sync-delay", "0") as primary:
+        load(primary, 7)
+        with start_volley("--replicaof", "127.0.0.1", str(primary.port), "--repl-diskless-sync-delay", "0") as mid, \
+                start_volley("--repl-diskless-sync-delay", "0") as leaf:
+            wait_synced(primary, mid)
+            client(leaf).replicaof("127.0.0.1", mid.port)
+            wait_synced(mid, leaf)
+            r = client(primary)
+            r.set("w", 1)
+            assert r.execute_command("WAIT", 1, 5000) == 1
+            assert r.execute_command("WAIT", 2, 200) == 1
+            wait_synced(mid, leaf)
+            assert_same(primary, leaf)
+            # Promote the middle one: the leaf continues with it (PSYNC2).
+            client(mid).replicaof("no", "one")
+            client(mid).set("after", "promotion")
+            wait_synced(mid, leaf)
+            assert client(leaf).get("after") == b"promotion"
+            assert stat(mid, "sync_partial_ok") >= 1
+            info = repl_info(mid)
+            assert info["role"] == "master" and info["master_replid2"] != "0" * 40
