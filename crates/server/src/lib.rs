@@ -31,6 +31,8 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     let mut srv = server::Server::new(config, reg.len(), persistence, scripting);
     srv.script_may_write = Some(scripting::may_write);
     srv.evict.script_denies_oom = Some(scripting::denies_oom);
+    srv.acl = server::acl::Acl::new(dispatch::permissions::catalog(reg));
+    srv.client_info_line = Some(commands::client::info_line);
     (srv, reg)
 }
 
@@ -45,6 +47,7 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     let config_file = config_file_arg();
     let show_logo = config.always_show_logo;
     let (mut srv, reg) = new_server(config);
+    load_acl(&mut srv)?;
     srv.config_file = config_file;
     srv.update_notify_tracking();
     // The empty server's footprint, as Redis measures it once listening
@@ -59,6 +62,39 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     log_at!(Notice, "Server initialized");
     log_at!(Notice, "Ready to accept connections tcp (port {})", ports.first().copied().unwrap_or(0));
     ev.run()
+}
+
+/// ACL users at start-up: `requirepass` as the default user's password,
+/// then the config file's `user` lines or the `aclfile` (not both, as in
+/// Redis); any error stops the server.
+fn load_acl(srv: &mut server::Server) -> std::io::Result<()> {
+    use server::acl::file;
+    let fail = |msg: String| Err(std::io::Error::other(msg));
+    srv.acl.pubsub_all = srv.config.other.get("acl-pubsub-default").is_some_and(|v| v == "allchannels");
+    let pass = srv.config.requirepass.clone();
+    if pass.is_some() {
+        srv.acl.set_default_password(pass.as_deref());
+    }
+    let aclfile = srv.config.other.get("aclfile").cloned().unwrap_or_default();
+    if !aclfile.is_empty() && !srv.config.users.is_empty() {
+        return fail(
+            "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. \
+             This setup is very likely to lead to configuration errors and security holes, please define either an \
+             ACL file or declare users directly in your redis.conf, but not both."
+                .into(),
+        );
+    }
+    let users = srv.config.users.clone();
+    if let Err(e) = file::apply_config_users(&mut srv.acl, &users) {
+        return fail(format!("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n{e}"));
+    }
+    if !aclfile.is_empty() {
+        match file::load(&srv.acl, &aclfile) {
+            Ok(users) => srv.acl.replace_all(users),
+            Err(e) => return fail(format!("Aborting Redis startup because of ACL errors: {e}")),
+        }
+    }
+    Ok(())
 }
 
 /// The start-up banner: with `always-show-logo yes` (or on a terminal) a

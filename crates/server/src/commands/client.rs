@@ -10,7 +10,7 @@ use crate::engine::numeric::parse_i64;
 use crate::server::client_evict;
 use crate::server::pause::PauseKind;
 use crate::server::tracking::TrackingClient;
-use crate::server::{ClientInfo, ReplyMode};
+use crate::server::{ClientInfo, ReplyMode, Server};
 use crate::spec;
 
 use super::conn::valid_client_name;
@@ -121,7 +121,7 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
         s,
         "id={} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub={} multi={} \
          qbuf={} qbuf-free={} argv-mem={argv_mem} multi-mem={} rbs={} rbp={} obl={obl} oll={oll} omem={omem} \
-         tot-mem={} events={events} cmd={cmd} user=default redir={} resp={}",
+         tot-mem={} events={events} cmd={cmd} user={} redir={} resp={}",
         c.id,
         c.addr,
         c.laddr,
@@ -139,6 +139,7 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
         b.out_cap,
         b.out_cap,
         b.total + state.state_mem + argv_mem,
+        state.user,
         trk.map_or(-1, |t| t.redirect as i64),
         c.resp,
     );
@@ -153,6 +154,8 @@ struct LineState {
     /// Channel, pattern and shard subscriptions.
     subs: (usize, usize, usize),
     tracking: Option<TrackingClient>,
+    /// The ACL user's name.
+    user: String,
 }
 
 /// Redis's reply chunk size, by which CLIENT LIST splits pending output.
@@ -164,14 +167,15 @@ fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) 
     let subs = ctx.srv.pubsub.subs(slot).map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
     let tracking = ctx.srv.tracking.client(slot).cloned();
     let state_mem = client_evict::state_memory(ctx.srv, slot);
+    let user = String::from_utf8_lossy(&ctx.srv.acl.user(c.user).name).into_owned();
     if slot == ctx.cid {
         let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
-        let state = LineState { blocked: false, state_mem, subs, tracking };
+        let state = LineState { blocked: false, state_mem, subs, tracking, user };
         return client_line(c, &state, current, argv_mem, ctx.now);
     }
     let cmd = c.last_cmd.map_or("NULL", |id| ctx.reg.full_name(id));
     let blocked = ctx.srv.blocking.is_blocked(slot);
-    client_line(c, &LineState { blocked, state_mem, subs, tracking }, cmd, 0, ctx.now)
+    client_line(c, &LineState { blocked, state_mem, subs, tracking, user }, cmd, 0, ctx.now)
 }
 
 /// A client type name, as CLIENT LIST TYPE and CLIENT KILL TYPE take it:
@@ -240,6 +244,8 @@ struct KillFilter {
     laddr: Option<Vec<u8>>,
     /// TYPE: Some(Some(pubsub?)), or Some(None) for a type nobody has.
     kind: Option<Option<bool>>,
+    /// USER: the ACL user's slot.
+    user: Option<usize>,
     skipme: bool,
 }
 
@@ -249,6 +255,7 @@ impl KillFilter {
             && self.addr.as_ref().is_none_or(|a| a == c.addr.as_bytes())
             && self.laddr.as_ref().is_none_or(|a| a == c.laddr.as_bytes())
             && self.kind.is_none_or(|k| k == Some(c.pubsub))
+            && self.user.is_none_or(|u| u == c.user)
     }
 }
 
@@ -283,10 +290,13 @@ fn parse_kill_filter(ctx: &mut Ctx, argv: &Argv) -> Result<KillFilter, ()> {
         } else if argv.is(i, "laddr") {
             f.laddr = Some(v.to_vec());
         } else if argv.is(i, "user") {
-            if v != b"default" {
-                let user = String::from_utf8_lossy(v);
-                ctx.r.error(&format!("ERR No such user '{user}'"));
-                return Err(());
+            match ctx.srv.acl.find(v) {
+                Some(slot) => f.user = Some(slot),
+                None => {
+                    let user = String::from_utf8_lossy(v);
+                    ctx.r.error(&format!("ERR No such user '{user}'"));
+                    return Err(());
+                }
             }
         } else if argv.is(i, "skipme") && (v.eq_ignore_ascii_case(b"yes") || v.eq_ignore_ascii_case(b"no")) {
             f.skipme = v.eq_ignore_ascii_case(b"yes");
@@ -481,4 +491,17 @@ fn help(ctx: &mut Ctx, _argv: &Argv) {
             "    Protect current client connection from eviction.",
         ],
     );
+}
+
+/// The CLIENT INFO line of client `slot` outside a command of its own
+/// (ACL LOG's `client-info`); the command shown is its last one.
+pub fn info_line(srv: &Server, slot: usize) -> String {
+    let Some(c) = srv.clients.get(slot) else { return String::new() };
+    let subs = srv.pubsub.subs(slot).map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
+    let tracking = srv.tracking.client(slot).cloned();
+    let state_mem = client_evict::state_memory(srv, slot);
+    let user = String::from_utf8_lossy(&srv.acl.user(c.user).name).into_owned();
+    let cmd = c.last_cmd.and_then(|id| srv.acl.catalog.cmds.get(id)).map_or("NULL", |e| e.name.as_str());
+    let blocked = srv.blocking.is_blocked(slot);
+    client_line(c, &LineState { blocked, state_mem, subs, tracking, user }, cmd, 0, crate::server::unix_ms())
 }

@@ -2,6 +2,8 @@
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::numeric::parse_i64;
+use crate::server::acl::log::Context;
+use crate::server::acl::Denied;
 use crate::server::ReplyMode;
 use crate::spec;
 
@@ -134,11 +136,24 @@ fn select(ctx: &mut Ctx, argv: &Argv) {
     ctx.r.ok();
 }
 
-/// Check credentials against `requirepass` (the only user is `default`).
-fn credentials_ok(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
-    match &ctx.srv.config.requirepass {
-        None => user == b"default",
-        Some(p) => user == b"default" && p.as_slice() == pass,
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// Log the client in as `user` if `pass` opens it; a failure is logged in
+/// the ACL log (reason `auth`, object `AUTH`), as Redis does.
+fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
+    match ctx.srv.acl.check_credentials(user, pass) {
+        Some(slot) => {
+            let c = ctx.client();
+            c.authenticated = true;
+            c.user = slot;
+            true
+        }
+        None => {
+            let in_multi = ctx.client().tx.is_some();
+            let context = if in_multi { Context::Multi } else { Context::Toplevel };
+            ctx.srv.acl_log(ctx.cid, Denied::Auth, context, b"AUTH", Some(user));
+            false
+        }
     }
 }
 
@@ -147,17 +162,16 @@ fn auth(ctx: &mut Ctx, argv: &Argv) {
         return ctx.syntax_error();
     }
     let (user, pass) = if argv.len() == 3 { (argv.get(1), argv.get(2)) } else { (&b"default"[..], argv.get(1)) };
-    if argv.len() == 2 && ctx.srv.config.requirepass.is_none() {
+    if argv.len() == 2 && ctx.srv.acl.default_user().nopass {
         return ctx.r.error(
             "ERR AUTH <password> called without any password configured for the default user. \
              Are you sure your configuration is correct?",
         );
     }
-    if credentials_ok(ctx, user, pass) {
-        ctx.client().authenticated = true;
+    if authenticate(ctx, user, pass) {
         ctx.r.ok();
     } else {
-        ctx.r.error("WRONGPASS invalid username-password pair or user is disabled.");
+        ctx.r.error(WRONGPASS);
     }
 }
 
@@ -181,10 +195,9 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
     while i < argv.len() {
         let more = argv.len() - i - 1;
         if argv.is(i, "auth") && more >= 2 {
-            if !credentials_ok(ctx, argv.get(i + 1), argv.get(i + 2)) {
-                return ctx.r.error("WRONGPASS invalid username-password pair or user is disabled.");
+            if !authenticate(ctx, argv.get(i + 1), argv.get(i + 2)) {
+                return ctx.r.error(WRONGPASS);
             }
-            ctx.client().authenticated = true;
             i += 3;
         } else if argv.is(i, "setname") && more >= 1 {
             setname = Some(argv.get(i + 1));
@@ -194,7 +207,8 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
             return ctx.r.error(&format!("ERR Syntax error in HELLO option '{opt}'"));
         }
     }
-    if !ctx.client().authenticated {
+    let authenticated = ctx.client().authenticated;
+    if ctx.srv.acl.auth_required(authenticated) {
         return ctx.r.error(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> \
              AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol \
@@ -238,7 +252,7 @@ fn write_hello_map(ctx: &mut Ctx) {
 }
 
 fn reset(ctx: &mut Ctx, _argv: &Argv) {
-    let needs_auth = ctx.srv.config.requirepass.is_some();
+    let open = ctx.srv.acl.default_is_open();
     ctx.db = 0;
     let c = ctx.client();
     c.db = 0;
@@ -250,7 +264,10 @@ fn reset(ctx: &mut Ctx, _argv: &Argv) {
     if c.reply_mode != ReplyMode::Skipping {
         c.reply_mode = ReplyMode::On;
     }
-    c.authenticated = !needs_auth;
+    // RESET logs the client back in as the default user, authenticated
+    // only if that user needs no password (Redis's clearClientConnectionState).
+    c.user = crate::server::acl::DEFAULT_USER;
+    c.authenticated = open;
     c.tx = None;
     c.pubsub = false;
     c.monitor = false;

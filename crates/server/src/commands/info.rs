@@ -294,6 +294,11 @@ fn stats(srv: &Server, s: &mut Section) {
     s.field("tracking_total_keys", srv.tracking.total_keys());
     s.field("tracking_total_items", srv.tracking.total_items());
     s.field("tracking_total_prefixes", srv.tracking.total_prefixes());
+    let denied = srv.acl.denied;
+    s.field("acl_access_denied_auth", denied[0]);
+    s.field("acl_access_denied_cmd", denied[1]);
+    s.field("acl_access_denied_key", denied[2]);
+    s.field("acl_access_denied_channel", denied[3]);
     s.field("unexpected_error_replies", 0);
     s.field("total_error_replies", st.error_replies);
     s.field("dump_payload_sanitizations", 0);

@@ -1,5 +1,6 @@
 //! Command groups, one file each; every group exports `register`.
 //! Handlers parse arguments, call the engine, and write one reply.
+pub mod acl;
 pub mod bitmap;
 pub mod client;
 pub mod cluster;
@@ -44,6 +45,7 @@ use crate::dispatch::Registry;
 /// Register every command group.
 pub fn register_all(r: &mut Registry) {
     conn::register(r);
+    acl::register(r);
     client::register(r);
     server::register(r);
     debug::register(r);

@@ -127,6 +127,11 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
         crate::persistence::change_dir(ctx.srv)
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}"))?;
     }
+    if ctx.srv.config.requirepass != before.requirepass {
+        // requirepass is the default user's password, as in Redis 6+.
+        let pass = ctx.srv.config.requirepass.clone();
+        ctx.srv.acl.set_default_password(pass.as_deref());
+    }
     if ctx.srv.config.notify_keyspace_events != before.notify_keyspace_events {
         ctx.srv.update_notify_tracking();
     }
@@ -205,6 +210,7 @@ fn config_resetstat(ctx: &mut Ctx, _argv: &Argv) {
     ctx.srv.keyspace.dbs.iter_mut().for_each(|db| db.expired = 0);
     ctx.srv.evict.reset_stats();
     ctx.srv.lazyfree.reset_stats();
+    ctx.srv.acl.denied = [0; 4];
     ctx.r.ok();
 }
 

@@ -9,6 +9,7 @@
 //! ALPHA when storing or inside a script, as Redis does.
 use crate::config::{NOTIFY_GENERIC, NOTIFY_LIST};
 use crate::dispatch::flags::*;
+use crate::dispatch::permissions;
 use crate::dispatch::{Argv, CommandSpec, Ctx};
 use crate::engine::list::{End, List};
 use crate::engine::numeric::parse_i64;
@@ -52,6 +53,19 @@ struct Opts<'a> {
     gets: Vec<Pattern<'a>>,
 }
 
+/// Whether the user may read every key: BY and GET patterns name keys
+/// that no key spec lists, so ACL allows them only then (as Redis).
+fn full_key_access(ctx: &mut Ctx, argv: &Argv) -> bool {
+    let user = ctx.client().user;
+    let acl = &ctx.srv.acl;
+    let u = acl.user(user);
+    if u.unrestricted {
+        return true;
+    }
+    let Some(id) = ctx.reg.find(argv.get(0)) else { return false };
+    permissions::unrestricted_key_access(&acl.catalog, ctx.reg, u, id, argv.len(), &|i| argv.get(i), true)
+}
+
 /// Parse the options; on error the reply is written.
 fn parse<'a>(ctx: &mut Ctx, argv: &Argv<'a>, readonly: bool) -> Option<Opts<'a>> {
     let mut o = Opts {
@@ -86,8 +100,16 @@ fn parse<'a>(ctx: &mut Ctx, argv: &Argv<'a>, readonly: bool) -> Option<Opts<'a>>
         } else if argv.is(j, "by") && left >= 1 {
             o.by = Some(argv.get(j + 1));
             o.dontsort |= !sort::has_star(argv.get(j + 1));
+            if sort::has_star(argv.get(j + 1)) && !full_key_access(ctx, argv) {
+                ctx.r.error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return None;
+            }
             j += 1;
         } else if argv.is(j, "get") && left >= 1 {
+            if !full_key_access(ctx, argv) {
+                ctx.r.error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return None;
+            }
             o.gets.push(Pattern::parse(argv.get(j + 1)));
             j += 1;
         } else {

@@ -4,7 +4,9 @@
 //! blocking commands acting as their non-blocking forms. WATCH is optimistic
 //! locking: any change to a watched key makes EXEC reply a null array.
 use crate::dispatch::flags::*;
-use crate::dispatch::{call, Argv, CommandSpec, Ctx, Registry};
+use crate::dispatch::{call, guards, Argv, CommandSpec, Ctx, Registry};
+use crate::server::acl::log::Context;
+use crate::server::acl::Denied;
 use crate::server::Transaction;
 use crate::spec;
 
@@ -57,11 +59,35 @@ fn exec(ctx: &mut Ctx, _argv: &Argv) {
     ctx.srv.changes.begin_atomic();
     for (id, args) in &tx.queued {
         let spec = ctx.reg.spec(*id);
-        call(ctx, *id, spec, &Argv::new(&[], args));
+        let argv = Argv::new(&[], args);
+        if let Some(why) = refused_at_exec(ctx, *id, &argv) {
+            ctx.r.error(&format!(
+                "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. \
+                 This command is no longer allowed for the following reason: {why}"
+            ));
+            continue;
+        }
+        call(ctx, *id, spec, &argv);
     }
     ctx.srv.changes.end_atomic();
     ctx.replicate_nothing();
     ctx.may_block = may_block;
+}
+
+/// ACL rules are checked again when EXEC runs the queue: they may have
+/// changed since the commands were queued (Redis's reasons).
+fn refused_at_exec(ctx: &mut Ctx, id: usize, argv: &Argv) -> Option<&'static str> {
+    let user = ctx.client().user;
+    if ctx.srv.acl.user(user).unrestricted {
+        return None;
+    }
+    let why = guards::acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), Context::Multi)?;
+    Some(match why {
+        Denied::Command => "no permission to execute the command or subcommand",
+        Denied::Key => "no permission to touch the specified keys",
+        Denied::Channel => "no permission to access one of the channels used as arguments",
+        Denied::Auth => "no permission",
+    })
 }
 
 /// A watched key that is logically expired by now counts as changed, even if

@@ -1,6 +1,9 @@
 //! Checks that run before every command, in order. Each is a small named
 //! function; the first that objects rejects the command with its reply text.
-use super::{flags, Argv, CommandSpec, Ctx};
+use super::registry::CommandId;
+use super::{flags, permissions, Argv, CommandSpec, Ctx};
+use crate::server::acl::log::Context;
+use crate::server::acl::Denied;
 use crate::server::{BusyScript, Server};
 
 /// Run the guards, in the order Redis's `processCommand` applies them; the
@@ -8,8 +11,9 @@ use crate::server::{BusyScript, Server};
 /// through a table of function pointers so each guard inlines to the one
 /// branch it costs when its state is quiet (every command pays for them).
 #[inline(always)]
-pub fn check(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
+pub fn check(ctx: &mut Ctx, id: CommandId, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
     let verdict = require_auth(ctx, spec, argv)
+        .and_then(|()| check_acl(ctx, id, argv))
         .and_then(|()| refuse_inside_multi(ctx, spec, argv))
         .and_then(|()| refuse_when_out_of_memory(ctx, spec, argv))
         .and_then(|()| reject_while_busy(ctx, spec, argv))
@@ -34,13 +38,52 @@ pub(super) fn abort_exec(ctx: &mut Ctx, reason: &str) -> String {
     format!("EXECABORT Transaction discarded because of: {reason}")
 }
 
-/// Unauthenticated clients may only run commands flagged `no_auth`.
+/// Unauthenticated clients may only run commands flagged `no_auth`
+/// (while the default user has a password or is off).
 #[inline]
 fn require_auth(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
-    if spec.flags & flags::NO_AUTH != 0 || ctx.client().authenticated {
+    let authenticated = ctx.client().authenticated;
+    if spec.flags & flags::NO_AUTH != 0 || !ctx.srv.acl.auth_required(authenticated) {
         return Ok(());
     }
     Err("NOAUTH Authentication required.".to_string())
+}
+
+/// ACL: a user with every command, key and channel (the default user)
+/// costs this one test; anyone else is checked in full.
+#[inline]
+fn check_acl(ctx: &mut Ctx, id: CommandId, argv: &Argv) -> Result<(), String> {
+    let user = ctx.client().user;
+    if ctx.srv.acl.user(user).unrestricted {
+        return Ok(());
+    }
+    let in_multi = ctx.client().tx.is_some();
+    let context = if in_multi { Context::Multi } else { Context::Toplevel };
+    match acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), context) {
+        None => Ok(()),
+        Some(why) => Err(permissions::refusal_text(ctx.reg, id, why)),
+    }
+}
+
+/// The full ACL check of a call by the client's user; a refusal is logged
+/// (ACL LOG, INFO) under `context` and returned.
+#[cold]
+pub fn acl_refusal<'a>(
+    ctx: &mut Ctx,
+    id: CommandId,
+    argc: usize,
+    arg: &dyn Fn(usize) -> &'a [u8],
+    context: Context,
+) -> Option<Denied> {
+    let user = ctx.srv.clients.get(ctx.cid).map_or(0, |c| c.user);
+    let acl = &ctx.srv.acl;
+    let (why, pos) = permissions::check(&acl.catalog, ctx.reg, acl.user(user), id, argc, arg).err()?;
+    let object = match why {
+        Denied::Key | Denied::Channel => arg(pos).to_vec(),
+        _ => ctx.reg.full_name(id).as_bytes().to_vec(),
+    };
+    ctx.srv.acl_log(ctx.cid, why, context, &object, None);
+    Some(why)
 }
 
 /// Inside MULTI, refuse (and so flag the transaction for) the commands

@@ -4,6 +4,7 @@
 pub mod guards;
 pub mod keys;
 pub mod keyspecs;
+pub mod permissions;
 pub mod registry;
 pub mod reply;
 
@@ -283,7 +284,7 @@ fn put_pushes_before_reply(ctx: &mut Ctx, reply_start: usize, len: usize) {
 }
 
 fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
-    if let Err(msg) = guards::check(ctx, spec, argv) {
+    if let Err(msg) = guards::check(ctx, id, spec, argv) {
         ctx.r.error(&msg);
         ctx.srv.stats.commands[id].rejected += 1;
         abort_transaction(ctx);

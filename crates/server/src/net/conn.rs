@@ -350,7 +350,10 @@ impl Conn {
             if client.close_after_reply || srv.blocking.is_blocked(cid) {
                 return Ok(false);
             }
-            let limits = Limits { max_bulk_len: srv.config.proto_max_bulk_len, auth_required: !client.authenticated };
+            let limits = Limits {
+                max_bulk_len: srv.config.proto_max_bulk_len,
+                auth_required: srv.acl.auth_required(client.authenticated),
+            };
             let frame = &self.input[self.in_start..self.in_end];
             let known = self.lookahead.before_frame(frame, reg, &srv.keyspace.dbs[client.db]);
             match self.parser.parse(frame, &mut self.args, limits) {

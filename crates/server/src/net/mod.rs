@@ -224,7 +224,7 @@ fn register(
     poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE)?;
     let id = srv.next_client_id;
     srv.next_client_id += 1;
-    let authed = srv.config.requirepass.is_none();
+    let authed = srv.acl.default_is_open();
     let info = ClientInfo::new(id, fd, peer.to_string(), laddr, now, authed);
     srv.clients.insert_at(slot, info);
     crate::log_at!(Verbose, "Accepted {peer}");

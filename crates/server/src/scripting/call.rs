@@ -8,11 +8,13 @@ use std::rc::Rc;
 use mlua::{Lua, MultiValue, Value};
 
 use super::{Scripting, Shared};
-use crate::dispatch::{self, flags, registry::Lookup, Argv, Ctx, Reply};
+use crate::dispatch::{self, flags, permissions, registry::Lookup, Argv, Ctx, Reply};
+use crate::server::acl::log::Context;
+use crate::server::acl::Denied;
 use crate::server::Server;
 
-/// `redis.acl_check_cmd(cmd, ...)`: true if the command exists (there are
-/// no ACL users to refuse it).
+/// `redis.acl_check_cmd(cmd, ...)`: whether the script's caller may run
+/// the command with these arguments (an error if there is no such command).
 pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Function> {
     let shared = shared.clone();
     lua.create_function(move |lua, args: MultiValue| {
@@ -21,12 +23,23 @@ pub fn make_acl_check(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<mlua::Func
         let Some(reg) = srv.scripting.get::<Scripting>().running.as_ref().map(|r| r.reg) else {
             return Ok((Value::Nil, Value::Nil));
         };
-        let found = match build_args(&args) {
-            Ok(a) if !a.is_empty() => matches!(reg.lookup(&Argv::new(&[], &a)), Lookup::Found(..)),
-            _ => false,
+        let verdict = match build_args(&args) {
+            Ok(a) if !a.is_empty() => match reg.lookup(&Argv::new(&[], &a)) {
+                Lookup::Found(id, _) => {
+                    let argv = Argv::new(&[], &a);
+                    let cid = srv.scripting.get::<Scripting>().running.as_ref().map_or(0, |r| r.cid);
+                    let user = srv.clients.get(cid).map_or(0, |c| c.user);
+                    let acl = &srv.acl;
+                    Some(
+                        permissions::check(&acl.catalog, reg, acl.user(user), id, argv.len(), &|i| argv.get(i)).is_ok(),
+                    )
+                }
+                Lookup::Rejected(..) => None,
+            },
+            _ => None,
         };
-        if found {
-            Ok((Value::Boolean(true), Value::Nil))
+        if let Some(allowed) = verdict {
+            Ok((Value::Boolean(allowed), Value::Nil))
         } else {
             let e = lua.create_string("ERR Invalid command passed to redis.acl_check_cmd()")?;
             Ok((Value::Nil, Value::String(e)))
@@ -73,6 +86,16 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
         }
         Lookup::Rejected(..) => return refused(srv, b"ERR Unknown Redis command called from script".to_vec()),
     };
+    if let Some(why) = refused_by_acl(srv, spec, id, &argv) {
+        srv.stats.commands[id].rejected += 1;
+        let reason = match why {
+            Denied::Command => "can't run this command or subcommand",
+            Denied::Key => "can't access at least one of the keys mentioned in the command arguments",
+            Denied::Channel => "can't publish to the channel mentioned in the command",
+            Denied::Auth => "lacking the permissions for the command",
+        };
+        return refused(srv, format!("ERR The user executing the script {reason}").into_bytes());
+    }
     if let Err(msg) = allowed(srv, spec) {
         srv.stats.commands[id].rejected += 1;
         return refused(srv, msg.into_bytes());
@@ -81,6 +104,29 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
     out.clear();
     run_command(srv, &mut out, id, spec, &argv);
     Ok(())
+}
+
+/// ACL: the script's caller must be allowed the command, its keys and
+/// channels; a refusal is logged with context `lua`. `noscript` commands
+/// are refused by the script rules first.
+fn refused_by_acl(
+    srv: &mut Server,
+    spec: &dispatch::CommandSpec,
+    id: dispatch::registry::CommandId,
+    argv: &Argv,
+) -> Option<Denied> {
+    if spec.flags & flags::NOSCRIPT != 0 {
+        return None;
+    }
+    let run = srv.scripting.get::<Scripting>().running.as_ref().expect("a script is running");
+    let (cid, db, now, resp3, reg) = (run.cid, run.db, run.now, run.resp == 3, run.reg);
+    if srv.clients.get(cid).is_none_or(|c| srv.acl.user(c.user).unrestricted) {
+        return None;
+    }
+    let mut scratch = Vec::new();
+    let mut ctx =
+        Ctx { srv, reg, r: Reply::new(&mut scratch, resp3), cid, db, now, may_block: false, from_script: true };
+    dispatch::guards::acl_refusal(&mut ctx, id, argv.len(), &|i| argv.get(i), Context::Lua)
 }
 
 /// Redis's rules for a command a script calls: no `noscript` commands; no

@@ -2,6 +2,7 @@
 //! client registry (metadata only; sockets live in `net`), statistics, the
 //! change stream (`changes`), the states that refuse writes, the background
 //! child, and the opaque parts the layers above keep here (`parts`).
+pub mod acl;
 pub mod blocking;
 pub mod changes;
 pub mod child;
@@ -52,6 +53,8 @@ pub struct ClientInfo {
     pub db: usize,
     pub resp: u8,
     pub authenticated: bool,
+    /// Slot of the ACL user the client runs as (`acl::DEFAULT_USER` until AUTH).
+    pub user: usize,
     pub created_ms: i64,
     pub last_interaction_ms: i64,
     pub reply_mode: ReplyMode,
@@ -106,6 +109,7 @@ impl ClientInfo {
             db: 0,
             resp: 2,
             authenticated,
+            user: acl::DEFAULT_USER,
             created_ms: now_ms,
             last_interaction_ms: now_ms,
             reply_mode: ReplyMode::On,
@@ -388,6 +392,11 @@ pub struct Server {
     pub evict: evict::Eviction,
     /// The lazy-free thread: big values deleted asynchronously go there.
     pub lazyfree: lazyfree::Lazyfree,
+    /// ACL users, the ACL log and the command catalog rules resolve against.
+    pub acl: acl::Acl,
+    /// CLIENT INFO text of a client slot, for ACL LOG entries (installed by
+    /// the crate root, as the text is the commands layer's).
+    pub client_info_line: Option<fn(&Server, usize) -> String>,
 }
 
 impl Server {
@@ -442,6 +451,8 @@ impl Server {
             script_may_write: None,
             evict: Default::default(),
             lazyfree: Default::default(),
+            acl: Default::default(),
+            client_info_line: None,
         }
     }
 }
