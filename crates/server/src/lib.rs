@@ -89,7 +89,9 @@ fn load_acl(srv: &mut server::Server) -> std::io::Result<()> {
         return fail(format!("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n{e}"));
     }
     if !aclfile.is_empty() {
-        match file::load(&srv.acl, &aclfile) {
+        // Redis reads it after moving into `dir`, so a relative path is there.
+        let path = std::path::Path::new(&srv.config.dir).join(&aclfile);
+        match file::load(&srv.acl, &path.to_string_lossy()) {
             Ok(users) => srv.acl.replace_all(users),
             Err(e) => return fail(format!("Aborting Redis startup because of ACL errors: {e}")),
         }
