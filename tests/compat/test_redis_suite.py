@@ -49,9 +49,15 @@ SPAWNED = {
         "Replication tests of XCLAIM with deleted entries (autclaim=1)": "replication",
     },
     "unit/pubsubshard": {"setup replication for following tests": "replication (REPLICAOF)"},
-    "unit/info": {
-        "errorstats: rejected call by authorization error": "ACL",
+    "unit/info": {},
+    "unit/acl": {
+        # READONLY (a cluster command) is not in Volley's command table.
+        "ACL requires explicit permission for scripting for EVAL_RO, EVALSHA_RO and FCALL_RO": "READONLY command",
+        # After CONFIG REWRITE and a restart the `user` line no longer applies.
+        "ACL from config file and config rewrite": "CONFIG REWRITE of user lines",
     },
+    "unit/acl-v2": {},
+    "unit/auth": {"MASTERAUTH test with binary password": "replication (masterauth)"},
     "unit/lazyfree": {},
     "unit/memefficiency": {},
     "unit/maxmemory": {
