@@ -37,7 +37,8 @@ static SUBS: [CommandSpec; 27] = [
     spec!("slots", 2, STALE, (0, 0, 0), disabled, "cluster", "3.0.0", "Get array of Cluster slot to node mappings", ["slow"]),
 ];
 
-static SPECS: [CommandSpec; 1] = [CommandSpec {
+#[rustfmt::skip]
+static SPECS: [CommandSpec; 4] = [CommandSpec {
     name: "cluster",
     arity: -2,
     flags: 0,
@@ -48,7 +49,13 @@ static SPECS: [CommandSpec; 1] = [CommandSpec {
     summary: "A container for cluster commands",
     acl: &["slow"],
     subcommands: &SUBS,
-}];
+},
+    // Cluster connection commands: answered as a standalone Redis does, and
+    // known by name so ACL rules such as `+readonly` resolve.
+    spec!("readonly", 1, LOADING | STALE | FAST, (0, 0, 0), disabled, "cluster", "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", ["fast", "connection"]),
+    spec!("readwrite", 1, LOADING | STALE | FAST, (0, 0, 0), disabled, "cluster", "3.0.0", "Enables read-write queries for a connection to a Redis Cluster replica node.", ["fast", "connection"]),
+    spec!("asking", 1, FAST, (0, 0, 0), disabled, "cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect.", ["fast", "connection"]),
+];
 
 pub fn register(r: &mut Registry) {
     r.add(&SPECS);

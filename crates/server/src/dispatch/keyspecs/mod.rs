@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+mod acl;
 mod cluster;
 mod collections;
 mod generic;
@@ -302,6 +303,7 @@ static TABLES: &[Table] = &[
     messaging::TABLE,
     memory::TABLE,
     cluster::TABLE,
+    acl::TABLE,
     streams::TABLE,
 ];
 
