@@ -99,6 +99,7 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
         (trk.is_some_and(|t| t.bcast), 'B'),
         (c.watch_touched, 'd'),
         (c.close_after_reply, 'c'),
+        (c.unix, 'U'),
         (c.no_evict, 'e'),
     ] {
         if on {

@@ -150,6 +150,7 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
             ));
         }
     }
+    crate::net::tls::apply(ctx.srv, before)?;
     // Last: the new sockets are handed over only if nothing else failed.
     let cfg = &ctx.srv.config;
     if cfg.port != before.port || cfg.bind != before.bind {

@@ -19,7 +19,6 @@
 use std::ptr::addr_of_mut;
 use std::time::Duration;
 
-use mio::net::TcpListener;
 use mio::{Events, Poll};
 
 use super::{accept_from, Close, Conn, EventLoop, LISTENER_BASE};
@@ -29,7 +28,7 @@ use crate::server::{unix_ms, Server, Slab};
 /// The parts of the event loop the busy poller drives.
 pub(super) struct BusyPoller {
     poll: *mut Poll,
-    listeners: *const Vec<TcpListener>,
+    listeners: *const Vec<super::Listener>,
     conns: *mut Slab<Box<Conn>>,
     again: *mut Vec<usize>,
     to_flush: *mut Vec<usize>,
@@ -73,7 +72,7 @@ impl crate::server::BusyHook for BusyPoller {
             let t = ev.token().0;
             if t >= LISTENER_BASE {
                 if let Some(l) = listeners.get(t - LISTENER_BASE) {
-                    accept_from(l, poll, conns, srv, now);
+                    accept_from(l, poll, conns, srv, now, again);
                 }
             } else if !ready.contains(&t) {
                 ready.push(t);

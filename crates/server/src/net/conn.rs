@@ -8,16 +8,16 @@
 //! writes its whole pipeline before reading still gets every reply, in order.
 //! With `maxmemory-clients` set, Redis's model takes over instead: output
 //! grows, and the largest clients are evicted (see `client_evict`).
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::Path;
 use std::time::Instant;
 
-use mio::net::TcpStream;
 use resp::request::{Limits, Parsed};
 use resp::{Args, RequestParser};
 
 use super::lookahead::Lookahead;
 use super::spill::Spill;
+use super::transport::Stream;
 use crate::dispatch::{self, Argv, Registry};
 use crate::engine::db;
 use crate::server::{client_evict, Buffers, Server};
@@ -55,7 +55,7 @@ pub enum Close {
 }
 
 pub struct Conn {
-    pub stream: TcpStream,
+    pub stream: Stream,
     /// Input bytes live in `input[in_start..in_end]`; `input` is fully initialized.
     input: Vec<u8>,
     in_start: usize,
@@ -92,7 +92,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream) -> Self {
+    pub fn new(stream: Stream) -> Self {
         Conn {
             stream,
             input: Vec::new(),
@@ -251,7 +251,7 @@ impl Conn {
         let new_len = if want > MIN_READ || self.big_arg_frame().is_some() {
             target
         } else {
-            let queued = (used + socket_queued(&self.stream)).min(READ_AHEAD + MIN_READ);
+            let queued = (used + self.stream.queued_input()).min(READ_AHEAD + MIN_READ);
             target.max(self.input.len() * 2).max(MIN_READ).max(queued)
         };
         self.input.resize(new_len, 0);
@@ -529,6 +529,10 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
+        // TLS records encrypted but not yet taken by the socket.
+        if self.stream.has_queued() {
+            return self.stream.send_queued();
+        }
         Ok(true)
     }
 
@@ -586,21 +590,8 @@ impl Conn {
     }
 }
 
-/// Bytes waiting in the socket's receive queue (FIONREAD); 0 if unknown.
-fn socket_queued(stream: &TcpStream) -> usize {
-    use std::os::fd::AsRawFd;
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one c_int through the valid pointer given.
-    let ok = unsafe { libc::ioctl(stream.as_raw_fd(), libc::FIONREAD, &mut n) } == 0;
-    if ok {
-        n.max(0) as usize
-    } else {
-        0
-    }
-}
-
 /// One read: Some(n) bytes (0 = EOF), None when the socket has nothing now.
-fn read_some(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
+fn read_some(stream: &mut Stream, buf: &mut [u8]) -> io::Result<Option<usize>> {
     loop {
         match stream.read(buf) {
             Ok(n) => return Ok(Some(n)),

@@ -5,21 +5,26 @@ mod busy;
 mod client_evict;
 mod conn;
 pub mod limits;
+mod listen;
 mod lookahead;
+pub mod outgoing;
+pub mod protected;
 mod signals;
 pub mod spill;
+pub mod tls;
+pub mod transport;
 
 use std::io;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::dispatch::Registry;
 use crate::server::blocking::Resume;
 use crate::server::{unix_ms, ClientInfo, Server, Slab};
 pub use conn::{Close, Conn};
+pub use listen::bind_all;
+use listen::{Accepted, Listener};
 
 /// Listener tokens sit above any connection slot.
 const LISTENER_BASE: usize = usize::MAX / 2;
@@ -30,7 +35,7 @@ const IDLE_BUFFERS_MS: i64 = 2000;
 
 pub struct EventLoop {
     poll: Poll,
-    listeners: Vec<TcpListener>,
+    listeners: Vec<Listener>,
     /// Boxed: a connection is moved out of the slab and back on every turn
     /// (see `execute`), and moving a pointer beats copying the whole struct.
     conns: Slab<Box<Conn>>,
@@ -60,13 +65,19 @@ impl EventLoop {
         let poll = Poll::new()?;
         let waker = mio::Waker::new(poll.registry(), Token(WAKER))?;
         crate::persistence::set_waker(&mut srv, std::sync::Arc::new(waker));
-        let mut listeners = bind_all(&srv.config.bind, srv.config.port, srv.config.tcp_backlog)?;
-        if listeners.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::AddrNotAvailable, "no address to listen on"));
+        if tls::wanted(&srv.config) {
+            let built = tls::server_config(&srv.config);
+            srv.tls = Some(built.inspect_err(|_| {
+                crate::log_at!(Warning, "Failed to configure TLS. Check logs for more info.");
+            })?);
         }
+        let mut listeners = listen::open_all(&srv.config, tls::tls_port(&srv.config))?;
         for (i, l) in listeners.iter_mut().enumerate() {
-            poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE)?;
+            poll.registry().register(l.source(), Token(LISTENER_BASE + i), Interest::READABLE)?;
         }
+        // INFO's tcp_port: the TLS port when there is no TCP one, as Redis.
+        let tcp = listeners.iter().filter_map(Listener::tcp_port);
+        srv.port = tcp.chain(listeners.iter().filter_map(Listener::tls_port)).next().unwrap_or(0);
         Ok(EventLoop {
             poll,
             listeners,
@@ -84,9 +95,11 @@ impl EventLoop {
         })
     }
 
-    /// Ports actually bound (the first is reported by INFO).
+    /// Ports actually bound, TCP before TLS (the first is reported by
+    /// INFO, as Redis reports `tls-port` when `port` is 0).
     pub fn local_ports(&self) -> Vec<u16> {
-        self.listeners.iter().filter_map(|l| l.local_addr().ok()).map(|a| a.port()).collect()
+        let tcp = self.listeners.iter().filter_map(Listener::tcp_port);
+        tcp.chain(self.listeners.iter().filter_map(Listener::tls_port)).collect()
     }
 
     /// Serve until SHUTDOWN or SIGTERM/SIGINT.
@@ -101,6 +114,9 @@ impl EventLoop {
 
     fn serve(&mut self) -> io::Result<()> {
         signals::install();
+        if !self.srv.config.unixsocket.is_empty() {
+            crate::log_at!(Notice, "The server is now ready to accept connections at {}", self.srv.config.unixsocket);
+        }
         let mut events = Events::with_capacity(1024);
         let mut ready = Vec::new();
         loop {
@@ -158,7 +174,10 @@ impl EventLoop {
             self.close_pending();
             self.evict_clients(now);
             if let Some(new) = self.srv.rebound.take() {
-                swap_listeners(&self.poll, &mut self.listeners, new);
+                swap_listeners(&self.poll, &mut self.listeners, new.into_iter().map(Listener::Tcp).collect());
+            }
+            if let Some(new) = self.srv.rebound_tls.take() {
+                swap_listeners(&self.poll, &mut self.listeners, new.into_iter().map(Listener::Tls).collect());
             }
             if let Some(sig) = signals::take() {
                 crate::log_at!(Warning, "Received {sig} scheduling shutdown...");
@@ -179,15 +198,24 @@ impl EventLoop {
     }
 
     fn accept(&mut self, li: usize, now: i64) {
-        accept_from(&self.listeners[li], &self.poll, &mut self.conns, &mut self.srv, now);
+        accept_from(&self.listeners[li], &self.poll, &mut self.conns, &mut self.srv, now, &mut self.again);
     }
 }
 
 /// Accept every pending connection on `listener` (also used while a script is busy).
-fn accept_from(listener: &TcpListener, poll: &Poll, conns: &mut Slab<Box<Conn>>, srv: &mut Server, now: i64) {
+/// A connection refused by protected mode is queued in `again`, where its
+/// DENIED reply is written (once the TLS handshake is done, on TLS).
+fn accept_from(
+    listener: &Listener,
+    poll: &Poll,
+    conns: &mut Slab<Box<Conn>>,
+    srv: &mut Server,
+    now: i64,
+    again: &mut Vec<usize>,
+) {
     loop {
-        let (stream, peer) = match listener.accept() {
-            Ok(s) => s,
+        let accepted = match listener.accept(srv.tls.as_ref()) {
+            Ok(a) => a,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
@@ -197,38 +225,46 @@ fn accept_from(listener: &TcpListener, poll: &Poll, conns: &mut Slab<Box<Conn>>,
         };
         srv.stats.connections_received += 1;
         if conns.len() >= srv.config.maxclients as usize {
-            reject_max_clients(stream);
+            reject_max_clients(accepted.stream);
             srv.stats.rejected_connections += 1;
             continue;
         }
-        if let Err(e) = register(poll, conns, srv, stream, peer, now) {
-            crate::log_at!(Warning, "Registering client connection: {e}");
+        match register(poll, conns, srv, accepted, now) {
+            Ok(Some(denied)) => again.push(denied),
+            Ok(None) => {}
+            Err(e) => crate::log_at!(Warning, "Registering client connection: {e}"),
         }
     }
 }
 
+/// Add the connection and its client record; Some(slot) if protected
+/// mode refuses it.
 fn register(
     poll: &Poll,
     conns: &mut Slab<Box<Conn>>,
     srv: &mut Server,
-    stream: TcpStream,
-    peer: SocketAddr,
+    a: Accepted,
     now: i64,
-) -> io::Result<()> {
-    stream.set_nodelay(true)?;
-    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
-    let slot = conns.insert(Box::new(Conn::new(stream)));
+) -> io::Result<Option<usize>> {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&a.stream);
+    let slot = conns.insert(Box::new(Conn::new(a.stream)));
     let conn = conns.get_mut(slot).expect("just inserted");
     // Readable only: with WRITABLE always on, every ACK would wake the loop.
     poll.registry().register(&mut conn.stream, Token(slot), Interest::READABLE)?;
     let id = srv.next_client_id;
     srv.next_client_id += 1;
     let authed = srv.acl.default_is_open();
-    let info = ClientInfo::new(id, fd, peer.to_string(), laddr, now, authed);
+    crate::log_at!(Verbose, "Accepted {}", a.addr);
+    let mut info = ClientInfo::new(id, fd, a.addr, a.laddr, now, authed);
+    info.unix = a.unix;
+    let denied = protected::denies_client(srv, a.local);
+    if denied {
+        conn.out.extend_from_slice(protected::DENIED.as_bytes());
+        info.close_after_reply = true;
+        srv.stats.rejected_connections += 1;
+    }
     srv.clients.insert_at(slot, info);
-    crate::log_at!(Verbose, "Accepted {peer}");
-    Ok(())
+    Ok(denied.then_some(slot))
 }
 
 impl EventLoop {
@@ -286,7 +322,7 @@ impl EventLoop {
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
         };
-        if conn.pending_out() == 0 {
+        if conn.pending_out() == 0 && !conn.stream.has_queued() {
             return;
         }
         match conn.flush(&mut self.srv) {
@@ -363,7 +399,7 @@ impl EventLoop {
 
     fn queue_flush(&mut self, slot: usize) {
         let Some(conn) = self.conns.get_mut(slot) else { return };
-        if conn.pending_out() > 0 && !conn.flush_queued {
+        if (conn.pending_out() > 0 || conn.stream.has_queued()) && !conn.flush_queued {
             conn.flush_queued = true;
             self.to_flush.push(slot);
         }
@@ -652,6 +688,7 @@ impl EventLoop {
         for (_, conn) in self.conns.iter_mut() {
             let _ = conn.flush(&mut self.srv);
         }
+        listen::remove_unix_socket(&self.srv.config);
         crate::log_at!(Warning, "Volley is now ready to exit, bye bye...");
         // Like Redis, don't free a possibly huge keyspace key by key on exit.
         std::mem::forget(std::mem::replace(&mut self.srv.keyspace, crate::engine::Keyspace::new(0)));
@@ -682,61 +719,29 @@ fn ready_key_first(reg: &crate::dispatch::Registry, argv: &resp::Args, key: &[u8
     Some(resp::Args::from_parts(order.into_iter().map(get)))
 }
 
-/// Listen on every `bind` address at `port`. Addresses prefixed with `-`
-/// are optional, as in redis.conf (skipped if unavailable, e.g. no IPv6).
-pub fn bind_all(binds: &[String], port: u16, backlog: u32) -> io::Result<Vec<TcpListener>> {
-    let mut listeners = Vec::new();
-    for spec in binds {
-        let (optional, host) = match spec.strip_prefix('-') {
-            Some(h) => (true, h),
-            None => (false, spec.as_str()),
-        };
-        let host = if host == "*" { "0.0.0.0" } else { host };
-        let addr: SocketAddr = match format!("{host}:{port}").parse() {
-            Ok(a) => a,
-            Err(_) => format!("[{host}]:{port}")
-                .parse()
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address {spec}")))?,
-        };
-        match listen(addr, backlog) {
-            Ok(l) => listeners.push(l),
-            Err(e) if optional => crate::log_at!(Verbose, "Skipping optional bind {addr}: {e}"),
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("Could not create server TCP listening socket {addr}: {e}"),
-                ))
-            }
-        }
+/// Take over listeners CONFIG SET port/bind/tls-port opened: the old ones
+/// of the same kind close, connections already accepted stay.
+fn swap_listeners(poll: &Poll, all: &mut Vec<Listener>, new: Vec<Listener>) {
+    let tls = matches!(new.first(), Some(Listener::Tls(_)));
+    for l in all.iter_mut() {
+        let _ = poll.registry().deregister(l.source());
     }
-    Ok(listeners)
-}
-
-/// Take over listeners CONFIG SET port/bind opened: the old ones close,
-/// connections already accepted stay.
-fn swap_listeners(poll: &Poll, old: &mut Vec<TcpListener>, new: Vec<TcpListener>) {
-    for l in old.iter_mut() {
-        let _ = poll.registry().deregister(l);
-    }
-    *old = new;
-    for (i, l) in old.iter_mut().enumerate() {
-        if let Err(e) = poll.registry().register(l, Token(LISTENER_BASE + i), Interest::READABLE) {
+    all.retain(|l| match l {
+        Listener::Tcp(_) => tls,
+        Listener::Tls(_) => !tls,
+        Listener::Unix(..) => true,
+    });
+    all.extend(new);
+    for (i, l) in all.iter_mut().enumerate() {
+        if let Err(e) = poll.registry().register(l.source(), Token(LISTENER_BASE + i), Interest::READABLE) {
             crate::log_at!(Warning, "Could not watch a new listening socket: {e}");
         }
     }
 }
 
-fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
-    let std_listener = std::net::TcpListener::bind(addr)?;
-    // std binds with a backlog of 128; raise it to tcp-backlog.
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&std_listener);
-    // SAFETY: fd is a valid listening socket owned by std_listener.
-    unsafe { libc::listen(fd, backlog as i32) };
-    std_listener.set_nonblocking(true)?;
-    Ok(TcpListener::from_std(std_listener))
-}
-
-fn reject_max_clients(mut stream: TcpStream) {
-    use std::io::Write;
-    let _ = stream.write(b"-ERR max number of clients reached\r\n");
+/// Best effort, as Redis: on TLS nothing is written (no handshake yet).
+fn reject_max_clients(mut stream: transport::Stream) {
+    if !stream.is_tls() {
+        let _ = stream.write(b"-ERR max number of clients reached\r\n");
+    }
 }

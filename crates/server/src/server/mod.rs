@@ -75,6 +75,8 @@ pub struct ClientInfo {
     pub pubsub: bool,
     /// In MONITOR mode.
     pub monitor: bool,
+    /// Connected over the Unix socket (CLIENT LIST flag `U`).
+    pub unix: bool,
 }
 
 /// A connection's buffers as CLIENT LIST and INFO report them; the event
@@ -122,6 +124,7 @@ impl ClientInfo {
             bufs: Buffers::default(),
             pubsub: false,
             monitor: false,
+            unix: false,
         }
     }
 }
@@ -377,6 +380,10 @@ pub struct Server {
     /// Listening sockets CONFIG SET port/bind opened, for the event loop
     /// to take over at the end of the turn.
     pub rebound: Option<Vec<mio::net::TcpListener>>,
+    /// Listeners CONFIG SET tls-port opened, for the event loop to take over.
+    pub rebound_tls: Option<Vec<mio::net::TcpListener>>,
+    /// The TLS server context (`net::tls`), rebuilt by CONFIG SET tls-*.
+    pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     /// Channel, pattern and shard subscriptions, MONITOR clients, and the
     /// pushes waiting for them.
     pub pubsub: pubsub::PubSub,
@@ -445,6 +452,8 @@ impl Server {
             notify_channel: Vec::new(),
             collecting_expired: false,
             rebound: None,
+            rebound_tls: None,
+            tls: None,
             pubsub: Default::default(),
             tracking: Default::default(),
             pause: None,

@@ -1,0 +1,313 @@
+//! TLS settings: the `tls-*` options turned into rustls server and client
+//! configurations (ring provider), built at start and again by CONFIG SET
+//! of any `tls-*` option, as Redis 7.0 reconfigures OpenSSL without a
+//! restart. A configuration that fails to build leaves the old one in place.
+//!
+//! Differences from OpenSSL, named: TLSv1 and TLSv1.1 are not available
+//! (rustls implements 1.2 and 1.3 only); `tls-key-file-pass` and
+//! `tls-dh-params-file` are accepted but encrypted keys cannot be read;
+//! `tls-session-cache-timeout` does not change rustls's ticket lifetime.
+use std::io;
+use std::sync::Arc;
+
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
+
+use super::listen::bind_all;
+use crate::config::Config;
+use crate::server::Server;
+
+/// A `tls-*` option as text (its default when never set).
+pub fn opt<'a>(cfg: &'a Config, name: &str) -> &'a str {
+    cfg.other.get(name).map(String::as_str).unwrap_or_else(|| match name {
+        "tls-port" | "tls-session-cache-size" | "tls-session-cache-timeout" => "0",
+        "tls-auth-clients" => "yes",
+        "tls-session-caching" => "yes",
+        _ => "",
+    })
+}
+
+pub fn tls_port(cfg: &Config) -> u16 {
+    opt(cfg, "tls-port").parse().unwrap_or(0)
+}
+
+fn yes(cfg: &Config, name: &str) -> bool {
+    opt(cfg, name) == "yes"
+}
+
+/// Whether TLS must be configured: a TLS port, or TLS links to replicas
+/// and cluster peers.
+pub fn wanted(cfg: &Config) -> bool {
+    tls_port(cfg) != 0 || yes(cfg, "tls-replication") || yes(cfg, "tls-cluster")
+}
+
+fn fail(msg: String) -> io::Error {
+    crate::log_at!(Warning, "{msg}");
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+fn load_certs(path: &str) -> io::Result<Vec<CertificateDer<'static>>> {
+    let certs: Result<Vec<_>, _> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| fail(format!("Failed to load certificate: {path}: {e}")))?
+        .collect();
+    let certs = certs.map_err(|e| fail(format!("Failed to load certificate: {path}: {e}")))?;
+    if certs.is_empty() {
+        return Err(fail(format!("Failed to load certificate: {path}: no certificate found")));
+    }
+    Ok(certs)
+}
+
+fn load_key(path: &str) -> io::Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| fail(format!("Failed to load private key: {path}: {e}")))
+}
+
+/// The CA certificates of `tls-ca-cert-file` and every file of
+/// `tls-ca-cert-dir`.
+fn load_roots(cfg: &Config) -> io::Result<RootCertStore> {
+    let mut roots = RootCertStore::empty();
+    let mut files = Vec::new();
+    let file = opt(cfg, "tls-ca-cert-file");
+    if !file.is_empty() {
+        files.push(std::path::PathBuf::from(file));
+    }
+    let dir = opt(cfg, "tls-ca-cert-dir");
+    if !dir.is_empty() {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {dir}: {e}")))?;
+        files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+    }
+    for path in files {
+        let Ok(iter) = CertificateDer::pem_file_iter(&path) else {
+            return Err(fail(format!("Failed to configure CA certificate(s) file/directory: {}", path.display())));
+        };
+        for cert in iter.flatten() {
+            roots.add(cert).map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?;
+        }
+    }
+    Ok(roots)
+}
+
+fn protocols(cfg: &Config) -> io::Result<Vec<&'static SupportedProtocolVersion>> {
+    let text = opt(cfg, "tls-protocols");
+    if text.is_empty() {
+        return Ok(vec![&rustls::version::TLS12, &rustls::version::TLS13]);
+    }
+    let mut out = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        match word.to_ascii_lowercase().as_str() {
+            "tlsv1.2" => out.push(&rustls::version::TLS12),
+            "tlsv1.3" => out.push(&rustls::version::TLS13),
+            "tlsv1" | "tlsv1.1" => {
+                return Err(fail(format!("{word} is specified in tls-protocols but not supported by this build.")))
+            }
+            _ => return Err(fail(
+                "Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'."
+                    .into(),
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// OpenSSL's TLS 1.2 cipher names for the suites rustls has.
+const TLS12_NAMES: &[(&str, &str)] = &[
+    ("ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-ECDSA-CHACHA20-POLY1305", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
+    ("ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"),
+    ("ECDHE-RSA-AES256-GCM-SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"),
+    ("ECDHE-RSA-CHACHA20-POLY1305", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"),
+];
+
+/// The ring provider with its cipher suites narrowed by `tls-ciphers`
+/// (TLS 1.2, OpenSSL names joined by `:`) and `tls-ciphersuites` (TLS 1.3
+/// names). Names rustls lacks are skipped, as OpenSSL skips unknown ones;
+/// a list that leaves nothing is an error, as in OpenSSL.
+fn provider(cfg: &Config) -> io::Result<Arc<CryptoProvider>> {
+    let mut p = rustls::crypto::ring::default_provider();
+    let ciphers = opt(cfg, "tls-ciphers");
+    let suites13 = opt(cfg, "tls-ciphersuites");
+    let wanted12: Vec<&str> = ciphers
+        .split(':')
+        .filter_map(|n| TLS12_NAMES.iter().find(|(o, _)| o.eq_ignore_ascii_case(n)).map(|(_, r)| *r))
+        .collect();
+    let wanted13: Vec<&str> = suites13.split(':').filter(|n| !n.is_empty()).collect();
+    if !ciphers.is_empty() && wanted12.is_empty() && !ciphers.contains("DEFAULT") && !ciphers.contains("HIGH") {
+        return Err(fail(format!("Failed to configure ciphers: {ciphers}")));
+    }
+    p.cipher_suites.retain(|s| {
+        let name = format!("{:?}", s.suite());
+        match s {
+            rustls::SupportedCipherSuite::Tls12(_) => wanted12.is_empty() || wanted12.contains(&name.as_str()),
+            rustls::SupportedCipherSuite::Tls13(_) => wanted13.is_empty() || wanted13.contains(&name.as_str()),
+        }
+    });
+    if !suites13.is_empty() && !p.cipher_suites.iter().any(|s| matches!(s, rustls::SupportedCipherSuite::Tls13(_))) {
+        return Err(fail(format!("Failed to configure ciphersuites: {suites13}")));
+    }
+    Ok(Arc::new(p))
+}
+
+/// Build the server side from the options; errors are logged as Redis
+/// logs them.
+pub fn server_config(cfg: &Config) -> io::Result<Arc<ServerConfig>> {
+    let cert_file = opt(cfg, "tls-cert-file");
+    let key_file = opt(cfg, "tls-key-file");
+    if cert_file.is_empty() {
+        return Err(fail("No tls-cert-file configured!".into()));
+    }
+    if key_file.is_empty() {
+        return Err(fail("No tls-key-file configured!".into()));
+    }
+    let auth = opt(cfg, "tls-auth-clients");
+    let has_ca = !opt(cfg, "tls-ca-cert-file").is_empty() || !opt(cfg, "tls-ca-cert-dir").is_empty();
+    if (auth != "no" || yes(cfg, "tls-cluster") || yes(cfg, "tls-replication")) && !has_ca {
+        return Err(fail(
+            "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or \
+             tls-auth-clients are enabled!"
+                .into(),
+        ));
+    }
+    let versions = protocols(cfg)?;
+    let provider = provider(cfg)?;
+    let verifier = if auth == "no" {
+        WebPkiClientVerifier::no_client_auth()
+    } else {
+        let roots = Arc::new(load_roots(cfg)?);
+        let b = WebPkiClientVerifier::builder_with_provider(roots, provider.clone());
+        let b = if auth == "optional" { b.allow_unauthenticated() } else { b };
+        b.build().map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?
+    };
+    let certs = load_certs(cert_file)?;
+    let key = load_key(key_file)?;
+    let mut sc = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| fail(format!("Failed to configure TLS: {e}")))?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs, key)
+        .map_err(|e| fail(format!("Failed to load private key: {key_file}: {e}")))?;
+    sc.ignore_client_order = yes(cfg, "tls-prefer-server-ciphers");
+    if yes(cfg, "tls-session-caching") {
+        let size: usize = opt(cfg, "tls-session-cache-size").parse().unwrap_or(20480);
+        sc.session_storage = rustls::server::ServerSessionMemoryCache::new(size.max(1));
+        sc.ticketer = rustls::crypto::ring::Ticketer::new().map_err(|e| fail(format!("TLS tickets: {e}")))?;
+    } else {
+        sc.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        sc.send_tls13_tickets = 0;
+    }
+    Ok(Arc::new(sc))
+}
+
+/// The client side, for outgoing links (replication, cluster): the
+/// server's certificate checked against the configured CAs without a host
+/// name check (Redis does not check one either), presenting
+/// `tls-client-cert-file` (or `tls-cert-file`) when set.
+pub fn client_config(cfg: &Config) -> io::Result<Arc<rustls::ClientConfig>> {
+    let provider = provider(cfg)?;
+    let versions = protocols(cfg)?;
+    let roots = Arc::new(load_roots(cfg)?);
+    let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+        .build()
+        .map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| fail(format!("Failed to configure TLS: {e}")))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyName(inner)));
+    let (cert, key) = match (opt(cfg, "tls-client-cert-file"), opt(cfg, "tls-client-key-file")) {
+        ("", _) | (_, "") => (opt(cfg, "tls-cert-file"), opt(cfg, "tls-key-file")),
+        pair => pair,
+    };
+    let cc = if cert.is_empty() || key.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        builder
+            .with_client_auth_cert(load_certs(cert)?, load_key(key)?)
+            .map_err(|e| fail(format!("Failed to load private key: {key}: {e}")))?
+    };
+    Ok(Arc::new(cc))
+}
+
+/// A verifier that checks the chain and accepts any host name.
+#[derive(Debug)]
+struct AnyName(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::CertificateError::{NotValidForName, NotValidForNameContext};
+        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+            Err(rustls::Error::InvalidCertificate(NotValidForName | NotValidForNameContext { .. })) => {
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// The first `tls-*` option CONFIG SET changed, if any.
+fn changed(before: &Config, after: &Config) -> Option<&'static str> {
+    let tls =
+        |c: &Config| c.other.iter().filter(|(k, _)| k.starts_with("tls-")).map(|(k, v)| (*k, v.clone())).collect();
+    let (b, a): (Vec<_>, Vec<_>) = (tls(before), tls(after));
+    a.iter().find(|(k, v)| !b.iter().any(|(bk, bv)| bk == k && bv == v)).map(|(k, _)| *k)
+}
+
+/// CONFIG SET's side of TLS: a new context when any `tls-*` option
+/// changed (certificates are read again, so replacing the files and
+/// setting the same path reloads them), new listeners for a new
+/// `tls-port`. On failure nothing changes and the error is Redis's.
+pub fn apply(srv: &mut Server, before: &Config) -> Result<(), String> {
+    let Some(name) = changed(before, &srv.config) else { return Ok(()) };
+    let failed = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}");
+    let cfg = &srv.config;
+    let context = if wanted(cfg) {
+        Some(server_config(cfg).map_err(|_| failed("Unable to update TLS configuration. Check server logs."))?)
+    } else {
+        None
+    };
+    let port = tls_port(cfg);
+    if port != tls_port(before) {
+        let listeners = if port == 0 { Ok(Vec::new()) } else { bind_all(&cfg.bind, port, cfg.tcp_backlog) };
+        let listeners = listeners.map_err(|e| {
+            crate::log_at!(Warning, "CONFIG SET tls-port: {e}");
+            failed("Unable to listen on this port. Check server logs.")
+        })?;
+        srv.rebound_tls = Some(listeners);
+    }
+    if context.is_some() {
+        srv.tls = context;
+    }
+    Ok(())
+}
