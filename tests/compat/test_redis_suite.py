@@ -51,8 +51,6 @@ SPAWNED = {
     "unit/pubsubshard": {"setup replication for following tests": "replication (REPLICAOF)"},
     "unit/info": {},
     "unit/acl": {
-        # READONLY (a cluster command) is not in Volley's command table.
-        "ACL requires explicit permission for scripting for EVAL_RO, EVALSHA_RO and FCALL_RO": "READONLY command",
         # After CONFIG REWRITE and a restart the `user` line no longer applies.
         "ACL from config file and config rewrite": "CONFIG REWRITE of user lines",
     },

@@ -24,6 +24,11 @@ pub fn key_positions<'a>(spec: &CommandSpec, argc: usize, arg: impl Fn(usize) ->
     keys_with_flags(spec, keyspecs::meta(spec.name), argc, arg).into_iter().map(|(pos, _)| pos).collect()
 }
 
+/// Whether the command has its own key finder (its specs can't say all).
+pub fn has_finder(spec: &CommandSpec) -> bool {
+    finder(spec).is_some()
+}
+
 /// Whether the command can have keys at all (`COMMAND GETKEYS` refuses the
 /// others).
 pub fn has_keys(spec: &CommandSpec, meta: Option<&Meta>) -> bool {

@@ -4,7 +4,8 @@
 //! for insert/delete/update), and every published or subscribed channel.
 //! A user may run the command if any one selector allows all of it.
 use super::keys::{self, KeyRef};
-use super::keyspecs::key_flags::{ACCESS, DELETE, INSERT, UPDATE};
+use super::keyspecs::key_flags::{ACCESS, DELETE, INCOMPLETE, INSERT, NOT_KEY, UPDATE, VARIABLE_FLAGS};
+use super::keyspecs::{Begin, Find, Meta};
 use super::registry::CommandId;
 use super::{flags, CommandSpec, Registry};
 use crate::engine::glob::glob_match;
@@ -17,7 +18,14 @@ pub fn catalog(reg: &Registry) -> Catalog {
             let spec = reg.spec(id);
             let categories =
                 spec.acl.iter().filter_map(|c| CATEGORIES.iter().position(|k| k == c)).fold(0u32, |m, i| m | (1 << i));
-            CatalogEntry { name: reg.full_name(id).to_string(), categories, parent: None, subs: Vec::new() }
+            CatalogEntry {
+                name: reg.full_name(id).to_string(),
+                categories,
+                parent: None,
+                subs: Vec::new(),
+                fixed_keys: fixed_keys(spec, reg.meta(id)),
+                channels: channels(spec.name),
+            }
         })
         .collect();
     for id in 0..cmds.len() {
@@ -29,6 +37,30 @@ pub fn catalog(reg: &Registry) -> Catalog {
         }
     }
     Catalog::new(cmds)
+}
+
+/// Key positions of a command whose key specs are all fixed ranges with
+/// fixed flags (most commands), so a check needs no key search; None
+/// when the arguments must be searched (movable keys, a finder, keywords,
+/// counts, variable flags).
+fn fixed_keys(spec: &CommandSpec, meta: Option<&Meta>) -> Option<Vec<(i32, i32, i32, u32)>> {
+    if !keys::has_keys(spec, meta) {
+        return Some(Vec::new());
+    }
+    if spec.flags & flags::MOVABLEKEYS != 0 || keys::has_finder(spec) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for ks in meta?.keys.iter().filter(|k| k.flags & NOT_KEY == 0) {
+        if ks.flags & (INCOMPLETE | VARIABLE_FLAGS) != 0 {
+            return None;
+        }
+        match (ks.begin, ks.find) {
+            (Begin::Index(first), Find::Range(lastkey, step, 0)) => out.push((first, lastkey, step.max(1), ks.flags)),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// Channel arguments: (first position, is a pattern), or None when the
@@ -88,21 +120,45 @@ fn check_selector(cat: &Catalog, s: &Selector, call: &mut Call) -> Result<(), Re
     if !command_allowed(cat, s, call) {
         return Err((Denied::Command, 0));
     }
-    if !s.all_keys && keys::has_keys(call.spec, call.reg.meta(call.id)) {
-        let arg = call.arg;
-        for &(pos, kflags) in call.keys() {
-            if !key_allowed(s, arg(pos), kflags) {
-                return Err((Denied::Key, pos));
-            }
-        }
+    if !s.all_keys {
+        check_keys(cat, s, call)?;
     }
-    if let (false, Some((first, pattern, single))) = (s.all_channels, channels(call.spec.name)) {
+    if let (false, Some((first, pattern, single))) = (s.all_channels, cat.cmds[call.id].channels) {
         let last = if single { first.min(call.argc - 1) } else { call.argc - 1 };
         for pos in first..=last {
             let ch = (call.arg)(pos);
             let ok = s.channels.iter().any(|p| if pattern { p == ch } else { glob_match(p, ch, false) });
             if !ok {
                 return Err((Denied::Channel, pos));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_keys(cat: &Catalog, s: &Selector, call: &mut Call) -> Result<(), Refusal> {
+    let arg = call.arg;
+    let Some(plan) = &cat.cmds[call.id].fixed_keys else {
+        for &(pos, kflags) in call.keys() {
+            if !key_allowed(s, arg(pos), kflags) {
+                return Err((Denied::Key, pos));
+            }
+        }
+        return Ok(());
+    };
+    let argc = call.argc as i32;
+    // As the key search does: a range outside the arguments means no keys.
+    let ranges = plan.iter().map(|&(first, lastkey, step, f)| {
+        let last = if lastkey >= 0 { first + lastkey } else { argc + lastkey };
+        (first, last, step, f)
+    });
+    if ranges.clone().any(|(first, last, _, _)| last >= argc || last < first || first >= argc) {
+        return Ok(());
+    }
+    for (first, last, step, kflags) in ranges {
+        for pos in (first..=last).step_by(step as usize) {
+            if !key_allowed(s, arg(pos as usize), kflags) {
+                return Err((Denied::Key, pos as usize));
             }
         }
     }

@@ -54,6 +54,12 @@ pub struct CatalogEntry {
     pub categories: u32,
     pub parent: Option<usize>,
     pub subs: Vec<usize>,
+    /// Key positions known without looking at the arguments: (first,
+    /// lastkey, step, key spec flags) per key spec, lastkey < 0 counting
+    /// from the end; None when only the full key search can tell.
+    pub fixed_keys: Option<Vec<(i32, i32, i32, u32)>>,
+    /// Channel arguments: (first position, patterns, only that one).
+    pub channels: Option<(usize, bool, bool)>,
 }
 
 /// Every command by id (the registry's ids), for rules and descriptions.
