@@ -81,7 +81,7 @@ fn refused_at_exec(ctx: &mut Ctx, id: usize, argv: &Argv) -> Option<&'static str
     if ctx.srv.acl.user(user).unrestricted {
         return None;
     }
-    let why = guards::acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), Context::Multi)?;
+    let why = guards::acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), Some(Context::Multi))?;
     Some(match why {
         Denied::Command => "no permission to execute the command or subcommand",
         Denied::Key => "no permission to touch the specified keys",

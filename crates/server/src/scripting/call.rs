@@ -126,7 +126,7 @@ fn refused_by_acl(
     let mut scratch = Vec::new();
     let mut ctx =
         Ctx { srv, reg, r: Reply::new(&mut scratch, resp3), cid, db, now, may_block: false, from_script: true };
-    dispatch::guards::acl_refusal(&mut ctx, id, argv.len(), &|i| argv.get(i), Context::Lua)
+    dispatch::guards::acl_refusal(&mut ctx, id, argv.len(), &|i| argv.get(i), Some(Context::Lua))
 }
 
 /// Redis's rules for a command a script calls: no `noscript` commands; no
