@@ -276,20 +276,43 @@ impl rustls::client::danger::ServerCertVerifier for AnyName {
     }
 }
 
-/// The first `tls-*` option CONFIG SET changed, if any.
-fn changed(before: &Config, after: &Config) -> Option<&'static str> {
-    let tls =
-        |c: &Config| c.other.iter().filter(|(k, _)| k.starts_with("tls-")).map(|(k, v)| (*k, v.clone())).collect();
-    let (b, a): (Vec<_>, Vec<_>) = (tls(before), tls(after));
-    a.iter().find(|(k, v)| !b.iter().any(|(bk, bv)| bk == k && bv == v)).map(|(k, _)| *k)
+/// The first `tls-*` option CONFIG SET named, if any. Naming one is
+/// enough, changed or not: the files are read again (Redis's volatile
+/// options), so new certificates at the same paths take effect.
+fn named_tls(named: &[&[u8]]) -> Option<&'static str> {
+    let name = named.iter().find(|n| n.len() > 4 && n[..4].eq_ignore_ascii_case(b"tls-"))?;
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    TLS_OPTIONS.iter().copied().find(|o| *o == name)
 }
 
-/// CONFIG SET's side of TLS: a new context when any `tls-*` option
-/// changed (certificates are read again, so replacing the files and
-/// setting the same path reloads them), new listeners for a new
-/// `tls-port`. On failure nothing changes and the error is Redis's.
-pub fn apply(srv: &mut Server, before: &Config) -> Result<(), String> {
-    let Some(name) = changed(before, &srv.config) else { return Ok(()) };
+const TLS_OPTIONS: &[&str] = &[
+    "tls-port",
+    "tls-session-cache-size",
+    "tls-session-cache-timeout",
+    "tls-cluster",
+    "tls-replication",
+    "tls-auth-clients",
+    "tls-prefer-server-ciphers",
+    "tls-session-caching",
+    "tls-cert-file",
+    "tls-key-file",
+    "tls-key-file-pass",
+    "tls-client-cert-file",
+    "tls-client-key-file",
+    "tls-client-key-file-pass",
+    "tls-dh-params-file",
+    "tls-ca-cert-file",
+    "tls-ca-cert-dir",
+    "tls-protocols",
+    "tls-ciphers",
+    "tls-ciphersuites",
+];
+
+/// CONFIG SET's side of TLS (`named`: the options it set): a new context
+/// when any `tls-*` option was set, new listeners for a new `tls-port`. On
+/// failure nothing changes and the error is Redis's.
+pub fn apply(srv: &mut Server, before: &Config, named: &[&[u8]]) -> Result<(), String> {
+    let Some(name) = named_tls(named) else { return Ok(()) };
     let failed = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}");
     let cfg = &srv.config;
     let context = if wanted(cfg) {

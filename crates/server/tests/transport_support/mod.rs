@@ -173,63 +173,30 @@ pub struct Certs {
 }
 
 impl Certs {
+    /// A CA; `server`, `server2` and `client` certificates it signed; and a
+    /// self-signed `other` (X.509 v3 all: rustls takes no v1 certificates).
     pub fn make(dir: &Path) -> Certs {
-        let run = |args: &[&str]| {
-            let st = Command::new("openssl").args(args).current_dir(dir).stderr(Stdio::null()).status().unwrap();
-            assert!(st.success(), "openssl {args:?}");
-        };
-        run(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.crt",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=Volley Test CA",
-        ]);
-        for name in ["server", "client", "other"] {
-            let csr = format!("{name}.csr");
-            let key = format!("{name}.key");
-            let crt = format!("{name}.crt");
-            run(&[
-                "req",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                &key,
-                "-out",
-                &csr,
-                "-subj",
-                &format!("/CN={name}"),
-            ]);
-            let ca = if name == "other" { "self" } else { "ca" };
-            if ca == "self" {
-                run(&["x509", "-req", "-in", &csr, "-signkey", &key, "-out", &crt, "-days", "2"]);
-            } else {
-                run(&[
-                    "x509",
-                    "-req",
-                    "-in",
-                    &csr,
-                    "-CA",
-                    "ca.crt",
-                    "-CAkey",
-                    "ca.key",
-                    "-CAcreateserial",
-                    "-out",
-                    &crt,
-                    "-days",
-                    "2",
-                ]);
-            }
-        }
+        const SCRIPT: &str = r#"
+set -e
+printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' > ext.cnf
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=Volley Test CA'
+for n in server server2 client other; do
+  openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr -subj "/CN=$n"
+  if [ $n = other ]; then
+    openssl x509 -req -in $n.csr -signkey $n.key -out $n.crt -days 2 -extfile ext.cnf
+  else
+    openssl x509 -req -in $n.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $n.crt -days 2 -extfile ext.cnf
+  fi
+done
+"#;
+        let st = Command::new("sh")
+            .args(["-c", SCRIPT])
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "openssl failed to make test certificates");
         Certs { dir: dir.to_path_buf() }
     }
 
