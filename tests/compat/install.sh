@@ -13,7 +13,7 @@ COMPAT="$REPO/tests/compat"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for pkg in redis-server redis-tools ruby-redis netcat-openbsd strace fonts-dejavu-core tcl; do
+for pkg in redis-server redis-tools ruby-redis netcat-openbsd strace fonts-dejavu-core tcl tcl-tls; do
     installed "$pkg" || missing+=("$pkg")
 done
 command -v mvn >/dev/null || missing+=(maven)
