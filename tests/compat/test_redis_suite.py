@@ -24,16 +24,12 @@ PASSING = [
     "unit/dump", "unit/bitops", "unit/type/set", "unit/type/zset", "unit/slowlog", "unit/type/list",
     "unit/type/hash", "unit/expire", "unit/querybuf", "unit/introspection", "unit/keyspace", "unit/multi",
     "unit/pubsub", "unit/type/stream", "unit/type/stream-cgroups", "unit/introspection-2", "unit/tracking",
+    "unit/scripting", "unit/other",
 ]
 
 
 # unit -> {test name: what it needs}
-PARTIAL = {
-    "unit/scripting": {
-        "Script ACL check": "ACL",
-    },
-    "unit/other": {"RESET clears authenticated state": "ACL"},
-}
+PARTIAL = {}
 
 
 # Units tagged external:skip run in spawned mode (`--spawn`: the suite starts
