@@ -24,7 +24,9 @@ pub fn registry() -> dispatch::Registry {
 /// the process's lifetime, as every command is dispatched through it) and
 /// the parts persistence and scripting keep in the server.
 pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registry) {
-    let reg: &'static dispatch::Registry = Box::leak(Box::new(registry()));
+    // Renames were checked by `run` (a bad one stops the server there).
+    let reg = registry_for(&config).unwrap_or_else(|_| registry());
+    let reg: &'static dispatch::Registry = Box::leak(Box::new(reg));
     let now_secs = server::unix_ms() / 1000;
     let persistence = persistence::new_part(now_secs);
     let scripting = server::Part::new(scripting::Scripting::new());
@@ -36,8 +38,22 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     (srv, reg)
 }
 
+/// The command table with the config file's `rename-command` lines applied.
+pub fn registry_for(config: &Config) -> Result<dispatch::Registry, config::ConfigError> {
+    let mut r = registry();
+    for (from, to) in &config.rename_commands {
+        r.rename(from, to).map_err(|msg| config::ConfigError::Directive {
+            line: 0,
+            text: format!("rename-command {from} {to}"),
+            msg: msg.to_string(),
+        })?;
+    }
+    Ok(r)
+}
+
 /// Start serving with `config` until shutdown.
 pub fn run(mut config: Config) -> std::io::Result<()> {
+    registry_for(&config).map_err(std::io::Error::other)?;
     allocator::configure(config.other.get("disable-thp").is_none_or(|v| v != "no"));
     let maxclients = net::limits::raise_fd_limit(config.maxclients);
     if maxclients == 0 {

@@ -10,7 +10,7 @@ use crate::spec;
 
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 1] = [
-    spec!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), debug, "server", "1.0.0", "A container for debugging commands.", ["admin", "slow", "dangerous"]),
+    spec!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED, (0, 0, 0), debug, "server", "1.0.0", "A container for debugging commands.", ["admin", "slow", "dangerous"]),
 ];
 
 pub fn register(r: &mut Registry) {
@@ -22,15 +22,10 @@ const NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-co
                            configuration file, and then restart the server.";
 
 /// `enable-debug-command`: `yes`, or `local` for loopback clients only.
+/// The dispatch guard checks it first; this covers any other way in.
 fn allowed(ctx: &mut Ctx) -> bool {
-    match ctx.srv.config.enable_debug_command.as_str() {
-        "yes" => true,
-        "local" => {
-            let addr = &ctx.client().addr;
-            addr.starts_with("127.") || addr.starts_with("[::1]") || addr.starts_with("/")
-        }
-        _ => false,
-    }
+    let local = crate::config::is_local_addr(&ctx.client().addr);
+    crate::config::allows(&ctx.srv.config.enable_debug_command, local)
 }
 
 fn debug(ctx: &mut Ctx, argv: &Argv) {
@@ -74,6 +69,21 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
         ("replybuffer", 4) => replybuffer(ctx, argv),
         ("populate", 3..=5) => populate(ctx, argv),
         ("stringmatch-test", 2) => stringmatch_test(ctx),
+        ("config-rewrite-force-all", 2) => match super::server::rewrite_config(ctx.srv, true) {
+            Ok(()) => ctx.r.ok(),
+            Err(e) => {
+                let text = e.to_string();
+                let text = text.split(" (os error").next().unwrap_or_default().to_string();
+                ctx.r.error(&format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {text}"))
+            }
+        },
+        ("replicate", 3..) => {
+            // A command for the replication stream only (tests of replicas
+            // that fail to apply what their primary sends).
+            let args: Vec<&[u8]> = argv.iter_from(2).collect();
+            ctx.replicate_as(&args);
+            ctx.r.ok();
+        }
         ("change-repl-id", 2) => {
             crate::log_at!(Warning, "Changing replication IDs after receiving DEBUG change-repl-id");
             ctx.srv.change_replid();

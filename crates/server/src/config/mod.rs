@@ -13,6 +13,9 @@ use resp::splitargs::split_args;
 
 use crate::engine::glob::glob_match;
 
+pub mod rewrite;
+#[cfg(test)]
+mod rewrite_tests;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -277,6 +280,8 @@ pub struct Config {
     pub enable_debug_command: String,
     /// CONFIG SET of protected options (dir, dbfilename): `no`, `yes`, `local`.
     pub enable_protected_configs: String,
+    /// MODULE command: `no`, `yes` or `local`.
+    pub enable_module_command: String,
     /// `rename-command <name> <new-name>` lines, in order (config file only).
     pub rename_commands: Vec<(String, String)>,
     /// `user ...` ACL lines, as their arguments (config file only).
@@ -427,6 +432,7 @@ impl Config {
             set_proc_title: false,
             enable_debug_command: String::new(),
             enable_protected_configs: String::new(),
+            enable_module_command: String::new(),
             rename_commands: Vec::new(),
             users: Vec::new(),
             other: BTreeMap::new(),
@@ -725,7 +731,14 @@ impl Config {
     /// then every value is validated, and only then are all stored. The error
     /// is Redis's reply text without the leading `-`.
     pub fn set(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
-        let opts = self.check_names(pairs)?;
+        self.set_from(pairs, false)
+    }
+
+    /// CONFIG SET from a client; `local` says whether it is connected over
+    /// loopback or a Unix socket, which `enable-protected-configs local`
+    /// requires for protected options.
+    pub fn set_from(&mut self, pairs: &[(&[u8], &[u8])], local: bool) -> Result<(), String> {
+        let opts = self.check_names(pairs, local)?;
         let mut values = Vec::with_capacity(pairs.len());
         for (opt, (name, value)) in opts.iter().zip(pairs) {
             let args = match opt.kind {
@@ -742,7 +755,7 @@ impl Config {
         Ok(())
     }
 
-    fn check_names(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<&'static Opt>, String> {
+    fn check_names(&self, pairs: &[(&[u8], &[u8])], local: bool) -> Result<Vec<&'static Opt>, String> {
         let mut opts = Vec::with_capacity(pairs.len());
         let mut first_err: Option<String> = None;
         for (i, (name, _)) in pairs.iter().enumerate() {
@@ -754,7 +767,7 @@ impl Config {
             if first_err.is_some() {
                 continue;
             }
-            let protected = opt.flags & PROTECTED != 0 && self.enable_protected_configs == "no";
+            let protected = opt.flags & PROTECTED != 0 && !allows(&self.enable_protected_configs, local);
             let dup = pairs[..i].iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
             first_err = if opt.flags & IMMUTABLE != 0 {
                 Some(set_failed(name, "can't set immutable config"))
@@ -770,13 +783,42 @@ impl Config {
     }
 }
 
+/// Whether a `no|yes|local` setting (`enable-protected-configs`,
+/// `enable-debug-command`, `enable-module-command`) lets a client through;
+/// `local` admits loopback and Unix-socket clients only.
+pub fn allows(setting: &str, local: bool) -> bool {
+    setting == "yes" || (setting == "local" && local)
+}
+
+/// Whether a client address is local as Redis's `islocalClient` decides:
+/// a Unix socket (its path), or exactly 127.0.0.1 or ::1.
+pub fn is_local_addr(addr: &str) -> bool {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    addr.starts_with('/') || host == "127.0.0.1" || host == "[::1]" || host == "::1"
+}
+
 fn set_failed(name: &[u8], msg: &str) -> String {
     let name = String::from_utf8_lossy(name);
     format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {msg}")
 }
 
-/// Canonical option names (aliases left out), in table order; CONFIG
-/// REWRITE walks them.
+impl Config {
+    /// `replicaof`: the primary's host and port, None for a primary.
+    pub fn replicaof(&self) -> Option<(String, u16)> {
+        let v = self.other.get("replicaof")?;
+        let (host, port) = v.rsplit_once(' ')?;
+        Some((host.to_string(), port.parse().ok()?))
+    }
+
+    /// Records the primary (REPLICAOF host port / NO ONE), so CONFIG GET
+    /// and CONFIG REWRITE report what the server replicates from.
+    pub fn set_replicaof(&mut self, primary: Option<(&str, u16)>) {
+        let text = primary.map(|(h, p)| format!("{h} {p}")).unwrap_or_default();
+        self.other.insert("replicaof", text);
+    }
+}
+
+/// Canonical option names (aliases left out), in table order.
 pub fn option_names() -> impl Iterator<Item = &'static str> {
     table::TABLE.iter().map(|o| o.name)
 }

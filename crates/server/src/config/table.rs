@@ -222,7 +222,7 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("crash-memcheck-enabled", Bool, "yes", 0, Acc::Other),
     opt!("enable-debug-command", Enum(YES_NO_LOCAL, 3), "no", IMMUTABLE, field!(enable_debug_command)),
     opt!("enable-protected-configs", Enum(YES_NO_LOCAL, 3), "no", IMMUTABLE, field!(enable_protected_configs)),
-    opt!("enable-module-command", Enum(YES_NO_LOCAL, 3), "no", IMMUTABLE, Acc::Other),
+    opt!("enable-module-command", Enum(YES_NO_LOCAL, 3), "no", IMMUTABLE, field!(enable_module_command)),
     opt!("shutdown-on-sigint", Multi(shutdown_flags), "default", 0, Acc::Other),
     opt!("shutdown-on-sigterm", Multi(shutdown_flags), "default", 0, Acc::Other),
     opt!("shutdown-timeout", Int(0, INT_MAX), "10", 0, Acc::Other),

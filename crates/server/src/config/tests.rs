@@ -380,7 +380,11 @@ fn config_lines_with_other_directives() {
     assert_eq!(c.users.len(), 1);
     c.load_str("unixsocketperm 700").unwrap();
     assert_eq!((c.unixsocketperm, get1(&c, "unixsocketperm")), (0o700, "700".to_string()));
-    assert!(c.load_str("replicaof 10.0.0.1 6379").is_err());
+    c.load_str("replicaof 10.0.0.1 6379").unwrap();
+    assert_eq!(c.replicaof(), Some(("10.0.0.1".to_string(), 6379)));
+    assert!(c.load_str("replicaof 10.0.0.1 70000").is_err());
+    c.set_replicaof(None);
+    assert_eq!((c.replicaof(), get1(&c, "replicaof")), (None, String::new()));
 }
 
 #[test]

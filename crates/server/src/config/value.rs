@@ -370,10 +370,19 @@ pub(super) fn parse_percentiles(args: &[Vec<u8>]) -> Result<Value, String> {
 
 /// `replicaof`: only the "no replication" forms are accepted by Volley.
 pub(super) fn parse_replicaof(args: &[Vec<u8>]) -> Result<Value, String> {
-    let no_one = args.len() == 2 && args[0].eq_ignore_ascii_case(b"no") && args[1].eq_ignore_ascii_case(b"one");
-    if args.is_empty() || no_one {
-        Ok(Value::Words(Vec::new()))
-    } else {
-        Err("replication is not supported by this server".into())
+    if args.is_empty() {
+        return Ok(Value::Words(Vec::new()));
     }
+    // No arguments: the table's default (a primary).
+    if args.is_empty() {
+        return Ok(Value::Words(Vec::new()));
+    }
+    if args.len() != 2 {
+        return Err("wrong number of arguments".into());
+    }
+    if args[0].eq_ignore_ascii_case(b"no") && args[1].eq_ignore_ascii_case(b"one") {
+        return Ok(Value::Words(Vec::new()));
+    }
+    let port = std::str::from_utf8(&args[1]).ok().and_then(|p| p.parse::<u16>().ok()).ok_or("Invalid master port")?;
+    Ok(Value::Words(vec![String::from_utf8_lossy(&args[0]).into_owned(), port.to_string()]))
 }

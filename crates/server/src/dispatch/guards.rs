@@ -12,7 +12,8 @@ use crate::server::{BusyScript, Server};
 /// branch it costs when its state is quiet (every command pays for them).
 #[inline(always)]
 pub fn check(ctx: &mut Ctx, id: CommandId, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
-    let verdict = require_auth(ctx, spec, argv)
+    let verdict = refuse_protected_command(ctx, spec, argv)
+        .and_then(|()| require_auth(ctx, spec, argv))
         .and_then(|()| check_acl(ctx, id, argv))
         .and_then(|()| refuse_inside_multi(ctx, spec, argv))
         .and_then(|()| refuse_when_out_of_memory(ctx, spec, argv))
@@ -38,6 +39,35 @@ pub(super) fn abort_exec(ctx: &mut Ctx, reason: &str) -> String {
     format!("EXECABORT Transaction discarded because of: {reason}")
 }
 
+/// DEBUG and MODULE run only where `enable-debug-command` /
+/// `enable-module-command` allow (`local`: loopback and Unix-socket
+/// clients), checked before authentication as Redis's processCommand does.
+#[inline]
+fn refuse_protected_command(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+    if spec.flags & flags::PROTECTED == 0 {
+        return Ok(());
+    }
+    protected_denial(ctx, spec)
+}
+
+#[cold]
+fn protected_denial(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String> {
+    let local = crate::config::is_local_addr(&ctx.client().addr);
+    let (setting, option) = if spec.name == "debug" {
+        (&ctx.srv.config.enable_debug_command, "enable-debug-command")
+    } else {
+        (&ctx.srv.config.enable_module_command, "enable-module-command")
+    };
+    if crate::config::allows(setting, local) {
+        return Ok(());
+    }
+    Err(format!(
+        "ERR {} command not allowed. If the {option} option is set to \"local\", you can run it from a local \
+         connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        spec.name.to_ascii_uppercase()
+    ))
+}
+
 /// Unauthenticated clients may only run commands flagged `no_auth`
 /// (while the default user has a password or is off).
 #[inline]
@@ -57,29 +87,27 @@ fn check_acl(ctx: &mut Ctx, id: CommandId, argv: &Argv) -> Result<(), String> {
     if ctx.srv.acl.user(user).unrestricted {
         return Ok(());
     }
-    match acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), None) {
+    let in_multi = ctx.client().tx.is_some();
+    let context = if in_multi { Context::Multi } else { Context::Toplevel };
+    match acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), context) {
         None => Ok(()),
         Some(why) => Err(permissions::refusal_text(ctx.reg, id, why)),
     }
 }
 
 /// The full ACL check of a call by the client's user; a refusal is logged
-/// (ACL LOG, INFO) under `context` (by default top level, or multi inside
-/// MULTI) and returned. Not inlined: restricted users only pay for it.
-#[inline(never)]
+/// (ACL LOG, INFO) under `context` and returned.
+#[cold]
 pub fn acl_refusal<'a>(
     ctx: &mut Ctx,
     id: CommandId,
     argc: usize,
     arg: &dyn Fn(usize) -> &'a [u8],
-    context: Option<Context>,
+    context: Context,
 ) -> Option<Denied> {
-    let client = ctx.srv.clients.get(ctx.cid);
-    let user = client.map_or(0, |c| c.user);
-    let in_multi = client.is_some_and(|c| c.tx.is_some());
+    let user = ctx.srv.clients.get(ctx.cid).map_or(0, |c| c.user);
     let acl = &ctx.srv.acl;
     let (why, pos) = permissions::check(&acl.catalog, ctx.reg, acl.user(user), id, argc, arg).err()?;
-    let context = context.unwrap_or(if in_multi { Context::Multi } else { Context::Toplevel });
     let object = match why {
         Denied::Key | Denied::Channel => arg(pos).to_vec(),
         _ => ctx.reg.full_name(id).as_bytes().to_vec(),

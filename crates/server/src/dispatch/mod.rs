@@ -44,6 +44,9 @@ pub mod flags {
     pub const ASKING: u32 = 1 << 19;
     /// Refused while a replica loads its snapshot in the background.
     pub const NO_ASYNC_LOADING: u32 = 1 << 20;
+    /// DEBUG and MODULE: allowed only as `enable-debug-command` /
+    /// `enable-module-command` say (hidden from COMMAND INFO, as in Redis).
+    pub const PROTECTED: u32 = 1 << 21;
 
     /// Redis's names, in the order COMMAND INFO lists them.
     pub const NAMES: &[(u32, &str)] = &[

@@ -129,6 +129,26 @@ impl Registry {
         self.meta.push(keyspecs::meta(&self.full_names[id]));
     }
 
+    /// `rename-command <from> <to>` from the config file: the command
+    /// answers to `to` only (nowhere when `to` is empty); errors are
+    /// Redis's fatal config texts.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<(), &'static str> {
+        let from = from.to_ascii_lowercase().into_bytes();
+        let Some(&id) = self.by_name.get(&from).filter(|&&id| !self.is_sub[id]) else {
+            return Err("No such command in rename-command");
+        };
+        let to = to.to_ascii_lowercase().into_bytes();
+        if !to.is_empty() && to != from && self.by_name.contains_key(&to) {
+            return Err("Target command name already exists");
+        }
+        self.by_name.remove(&from);
+        if !to.is_empty() {
+            self.by_name.insert(to, id);
+        }
+        self.last.take();
+        Ok(())
+    }
+
     pub fn len(&self) -> usize {
         self.specs.len()
     }

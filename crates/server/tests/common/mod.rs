@@ -25,8 +25,14 @@ impl TestServer {
     /// A free port can be taken by a server another test starts at the same
     /// moment; a start that loses that race is retried on a new port.
     pub fn start(extra: &[&str]) -> TestServer {
+        Self::start_with_config(None, extra)
+    }
+
+    /// Like [`TestServer::start`], with a config file path as the first
+    /// argument (the options still follow and override it).
+    pub fn start_with_config(conf: Option<&std::path::Path>, extra: &[&str]) -> TestServer {
         for _ in 0..5 {
-            let mut srv = Self::spawn(extra);
+            let mut srv = Self::spawn(conf, extra);
             if srv.wait_ready() {
                 return srv;
             }
@@ -34,14 +40,14 @@ impl TestServer {
         panic!("volley-server could not bind a free port in 5 attempts");
     }
 
-    fn spawn(extra: &[&str]) -> TestServer {
+    fn spawn(conf: Option<&std::path::Path>, extra: &[&str]) -> TestServer {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!("volley-test-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut args: Vec<String> = ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut args: Vec<String> = conf.map(|c| c.display().to_string()).into_iter().collect();
+        args.extend(
+            ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--dir"].iter().map(|s| s.to_string()),
+        );
         args.push(dir.display().to_string());
         args.push("--logfile".into());
         args.push(dir.join("server.log").display().to_string());
