@@ -104,6 +104,12 @@ fn config_set(ctx: &mut Ctx, argv: &Argv) {
     if let Err(e) = ctx.srv.config.set_from(&pairs, local) {
         return ctx.r.error(&e);
     }
+    // TLS files are volatile: setting the same path again reloads them.
+    let named: Vec<&[u8]> = pairs.iter().map(|p| p.0).collect();
+    if let Err(e) = crate::net::tls::apply(ctx.srv, &before, &named) {
+        ctx.srv.config = before;
+        return ctx.r.error(&e);
+    }
     if let Err(e) = apply_side_effects(ctx, &before) {
         ctx.srv.config = before;
         return ctx.r.error(&e);
@@ -151,7 +157,6 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
             ));
         }
     }
-    crate::net::tls::apply(ctx.srv, before)?;
     // Last: the new sockets are handed over only if nothing else failed.
     let cfg = &ctx.srv.config;
     if cfg.port != before.port || cfg.bind != before.bind {

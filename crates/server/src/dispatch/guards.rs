@@ -87,27 +87,29 @@ fn check_acl(ctx: &mut Ctx, id: CommandId, argv: &Argv) -> Result<(), String> {
     if ctx.srv.acl.user(user).unrestricted {
         return Ok(());
     }
-    let in_multi = ctx.client().tx.is_some();
-    let context = if in_multi { Context::Multi } else { Context::Toplevel };
-    match acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), context) {
+    match acl_refusal(ctx, id, argv.len(), &|i| argv.get(i), None) {
         None => Ok(()),
         Some(why) => Err(permissions::refusal_text(ctx.reg, id, why)),
     }
 }
 
 /// The full ACL check of a call by the client's user; a refusal is logged
-/// (ACL LOG, INFO) under `context` and returned.
-#[cold]
+/// (ACL LOG, INFO) under `context` (by default top level, or multi inside
+/// MULTI) and returned. Not inlined: restricted users only pay for it.
+#[inline(never)]
 pub fn acl_refusal<'a>(
     ctx: &mut Ctx,
     id: CommandId,
     argc: usize,
     arg: &dyn Fn(usize) -> &'a [u8],
-    context: Context,
+    context: Option<Context>,
 ) -> Option<Denied> {
-    let user = ctx.srv.clients.get(ctx.cid).map_or(0, |c| c.user);
+    let client = ctx.srv.clients.get(ctx.cid);
+    let user = client.map_or(0, |c| c.user);
+    let in_multi = client.is_some_and(|c| c.tx.is_some());
     let acl = &ctx.srv.acl;
     let (why, pos) = permissions::check(&acl.catalog, ctx.reg, acl.user(user), id, argc, arg).err()?;
+    let context = context.unwrap_or(if in_multi { Context::Multi } else { Context::Toplevel });
     let object = match why {
         Denied::Key | Denied::Channel => arg(pos).to_vec(),
         _ => ctx.reg.full_name(id).as_bytes().to_vec(),
