@@ -8,6 +8,7 @@ pub mod engine;
 pub mod log;
 pub mod net;
 pub mod persistence;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 
@@ -31,6 +32,7 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     let persistence = persistence::new_part(now_secs);
     let scripting = server::Part::new(scripting::Scripting::new());
     let mut srv = server::Server::new(config, reg.len(), persistence, scripting);
+    srv.replication = replication::new_part();
     srv.script_may_write = Some(scripting::may_write);
     srv.evict.script_denies_oom = Some(scripting::denies_oom);
     srv.acl = server::acl::Acl::new(dispatch::permissions::catalog(reg));
@@ -72,6 +74,7 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     persistence::load_at_start(&mut srv, reg)?;
     let loaded = allocator::used_memory();
     let mut ev = net::EventLoop::bind(srv, reg)?;
+    replication::start_from_config(&mut ev.srv);
     ev.srv.memory.startup = (before_load + allocator::used_memory()).saturating_sub(loaded);
     let ports = ev.local_ports();
     announce(show_logo, ports.first().copied().unwrap_or(0));

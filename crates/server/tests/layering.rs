@@ -33,11 +33,12 @@ const LAYERS: &[(&str, u32)] = &[
     ("dispatch", 5), // registry, Ctx, guards, call path
     ("scripting", 6),
     ("persistence", 7), // saves and loads everything, scripting's function libraries included
-    ("net", 8),         // event loop: drives persistence's group commit and cron
-    ("commands", 9),    // command handlers, on top
+    ("replication", 8), // backlog, replicas, the link to a primary: reads the change stream and RDB
+    ("net", 9),         // event loop: drives persistence's group commit, replication and cron
+    ("commands", 10),   // command handlers, on top
 ];
 /// The crate root (items defined in lib.rs) may use everything.
-const ROOT_RANK: u32 = 10;
+const ROOT_RANK: u32 = 11;
 /// Modules whose submodules only they themselves may name.
 const SEALED: &[&str] = &["persistence"];
 /// Sibling edges that close loops older than this check, tolerated until
@@ -530,7 +531,7 @@ mod self_test {
     fn super_chain_out_of_the_module_is_reported() {
         let aof = "use super::super::net::X;\nuse super::rdb;\nmod tests { use super::*; }";
         let v = layers(&[("net/mod.rs", ""), ("persistence/aof/mod.rs", aof)]);
-        assert_eq!(v, ["src/persistence/aof/mod.rs:1: `super::super::net::X`: persistence (7) may not import net (8)"]);
+        assert_eq!(v, ["src/persistence/aof/mod.rs:1: `super::super::net::X`: persistence (7) may not import net (9)"]);
     }
 
     #[test]
@@ -555,7 +556,7 @@ mod self_test {
             [
                 "src/cluster: module `cluster` is not in the layer table: add it to LAYERS in this test",
                 "src/config/mod.rs:1: `crate::log_at`: config (1) may not import log (2)",
-                "src/config/mod.rs:1: `crate::registry`: config (1) may not import crate root (10)",
+                "src/config/mod.rs:1: `crate::registry`: config (1) may not import crate root (11)",
             ]
         );
     }

@@ -91,6 +91,8 @@ fn client_line(c: &ClientInfo, state: &LineState, cmd: &str, argv_mem: usize, no
     let mut flags = String::new();
     for (on, letter) in [
         (c.monitor, 'O'),
+        (c.role == crate::server::ClientRole::Replica, 'S'),
+        (c.role == crate::server::ClientRole::Master, 'M'),
         (c.pubsub, 'P'),
         (c.tx.is_some(), 'x'),
         (blocked, 'b'),
@@ -179,16 +181,26 @@ fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) 
     client_line(c, &LineState { blocked, state_mem, subs, tracking, user }, cmd, 0, ctx.now)
 }
 
-/// A client type name, as CLIENT LIST TYPE and CLIENT KILL TYPE take it:
-/// `Some(pubsub?)` for the types clients here can have (a subscriber is
-/// `pubsub`, everyone else `normal`), `Some(None)` for replica and master
-/// (no client is one yet), `None` for an unknown name.
-fn parse_type(name: &[u8]) -> Option<Option<bool>> {
+/// A client type name, as CLIENT LIST TYPE and CLIENT KILL TYPE take it
+/// (see [`type_of`]), `None` for an unknown name.
+fn parse_type(name: &[u8]) -> Option<u8> {
     match name.to_ascii_lowercase().as_slice() {
-        b"normal" => Some(Some(false)),
-        b"pubsub" => Some(Some(true)),
-        b"master" | b"slave" | b"replica" => Some(None),
+        b"normal" => Some(0),
+        b"pubsub" => Some(1),
+        b"slave" | b"replica" => Some(2),
+        b"master" => Some(3),
         _ => None,
+    }
+}
+
+/// A client's type as Redis's getClientType sees it: 0 normal, 1 pubsub,
+/// 2 replica (a MONITOR client is not one), 3 our primary.
+fn type_of(c: &ClientInfo) -> u8 {
+    match c.role {
+        crate::server::ClientRole::Master => 3,
+        crate::server::ClientRole::Replica if !c.monitor => 2,
+        _ if c.pubsub => 1,
+        _ => 0,
     }
 }
 
@@ -198,8 +210,7 @@ fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
 
 fn list(ctx: &mut Ctx, argv: &Argv) {
     let mut ids: Option<Vec<u64>> = None;
-    // Which clients: Some(pubsub?) of that type, None for nobody.
-    let mut kind = Some(false);
+    let mut kind = 0;
     let mut any_type = true;
     if argv.len() == 4 && argv.is(2, "type") {
         any_type = false;
@@ -221,7 +232,7 @@ fn list(ctx: &mut Ctx, argv: &Argv) {
     }
     let mut text = String::new();
     for (slot, c) in ctx.srv.clients.iter() {
-        let type_ok = any_type || kind == Some(c.pubsub);
+        let type_ok = any_type || kind == type_of(c);
         if type_ok && ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
             text.push_str(&line_for(ctx, slot, c, "client|list", argv));
             text.push('\n');
@@ -243,8 +254,8 @@ struct KillFilter {
     id: Option<u64>,
     addr: Option<Vec<u8>>,
     laddr: Option<Vec<u8>>,
-    /// TYPE: Some(Some(pubsub?)), or Some(None) for a type nobody has.
-    kind: Option<Option<bool>>,
+    /// TYPE (see [`type_of`]).
+    kind: Option<u8>,
     /// USER: the ACL user's slot.
     user: Option<usize>,
     skipme: bool,
@@ -255,7 +266,7 @@ impl KillFilter {
         self.id.is_none_or(|id| id == c.id)
             && self.addr.as_ref().is_none_or(|a| a == c.addr.as_bytes())
             && self.laddr.as_ref().is_none_or(|a| a == c.laddr.as_bytes())
-            && self.kind.is_none_or(|k| k == Some(c.pubsub))
+            && self.kind.is_none_or(|k| k == type_of(c))
             && self.user.is_none_or(|u| u == c.user)
     }
 }

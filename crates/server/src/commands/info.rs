@@ -241,7 +241,10 @@ fn memory(srv: &Server, s: &mut Section) {
     s.field("mem_fragmentation_ratio", format!("{:.2}", ratio(m.rss, m.used)));
     s.field("mem_fragmentation_bytes", m.rss as i64 - m.used as i64);
     s.field("mem_not_counted_for_evict", m.not_counted_for_evict());
-    s.zeros(&["mem_replication_backlog", "mem_total_replication_buffers", "mem_clients_slaves"]);
+    let backlog = crate::replication::backlog_memory(srv);
+    s.field("mem_replication_backlog", backlog);
+    s.field("mem_total_replication_buffers", backlog);
+    s.field("mem_clients_slaves", 0);
     s.field("mem_clients_normal", m.clients_normal);
     s.field("mem_cluster_links", 0);
     s.field("mem_aof_buffer", m.aof_buffer);
@@ -272,7 +275,9 @@ fn stats(srv: &Server, s: &mut Section) {
         s.field(&format!("instantaneous_{f}"), "0.00");
     }
     s.field("rejected_connections", st.rejected_connections);
-    s.zeros(&["sync_full", "sync_partial_ok", "sync_partial_err"]);
+    for (name, n) in crate::replication::sync_stats(srv) {
+        s.field(name, n);
+    }
     s.field("expired_keys", srv.keyspace.dbs.iter().map(|db| db.expired).sum::<u64>());
     s.field("expired_stale_perc", "0.00");
     s.zeros(&["expired_time_cap_reached_count", "expire_cycle_cpu_milliseconds"]);
@@ -309,17 +314,9 @@ fn stats(srv: &Server, s: &mut Section) {
 }
 
 fn replication(srv: &Server, s: &mut Section) {
-    let replid = &srv.replid;
-    s.field("role", "master");
-    s.field("connected_slaves", 0);
-    s.field("master_failover_state", "no-failover");
-    s.field("master_replid", replid);
-    s.field("master_replid2", "0".repeat(40));
-    s.field("master_repl_offset", 0);
-    s.field("second_repl_offset", -1);
-    s.field("repl_backlog_active", 0);
-    s.field("repl_backlog_size", 1_048_576);
-    s.zeros(&["repl_backlog_first_byte_offset", "repl_backlog_histlen"]);
+    for (k, v) in crate::replication::info_fields(srv, crate::server::unix_ms()) {
+        s.field(&k, v);
+    }
 }
 
 /// `sec.usec` of a timeval, as Redis prints CPU times.

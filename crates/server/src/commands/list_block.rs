@@ -85,7 +85,8 @@ fn block_or_timeout(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<i64>, kind: 
 
 /// Move one element from `src` to `dst` and reply it. Ok(false) (nothing
 /// written) if `src` has no list; Err(()) after an error reply.
-fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Result<bool, ()> {
+fn move_one(ctx: &mut Ctx, argv: &Argv, from: End, to: End) -> Result<bool, ()> {
+    let (src, dst) = (argv.get(1), argv.get(2));
     let (fill, now, rerun) = (fill(ctx), ctx.now, is_rerun(ctx));
     let (db, r) = ctx.db_reply();
     // Stored lists are never empty.
@@ -109,8 +110,14 @@ fn move_one(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> Result
     // Redis reports the push before the pop.
     ctx.notify(NOTIFY_LIST, push_event(to), dst);
     edited(ctx, src, pop_event(from));
-    // BLMOVE / BRPOPLPUSH replay as their non-blocking form.
-    ctx.replicate_as(&[b"LMOVE", src, dst, end_word(from), end_word(to)]);
+    // BLMOVE / BRPOPLPUSH replay as their non-blocking form, as in Redis
+    // 7.0 (the RPOPLPUSH spelling kept).
+    let name = argv.get(0);
+    if name.eq_ignore_ascii_case(b"rpoplpush") || name.eq_ignore_ascii_case(b"brpoplpush") {
+        ctx.replicate_as(&[b"RPOPLPUSH", src, dst]);
+    } else {
+        ctx.replicate_as(&[b"LMOVE", src, dst, end_word(from), end_word(to)]);
+    }
     Ok(true)
 }
 
@@ -131,7 +138,7 @@ fn pop_word(end: End) -> &'static [u8] {
 }
 
 fn lmove_generic(ctx: &mut Ctx, argv: &Argv, from: End, to: End) {
-    if let Ok(false) = move_one(ctx, argv.get(1), argv.get(2), from, to) {
+    if let Ok(false) = move_one(ctx, argv, from, to) {
         ctx.r.null();
     }
 }
@@ -153,7 +160,7 @@ fn blmove_generic(ctx: &mut Ctx, argv: &Argv, from: End, to: End) {
         Err(msg) => return ctx.r.error(msg),
     };
     let src = argv.get(1);
-    if let Ok(false) = move_one(ctx, src, argv.get(2), from, to) {
+    if let Ok(false) = move_one(ctx, argv, from, to) {
         block_or_timeout(ctx, &[src], deadline, TimeoutReply::Null, argv);
     }
 }

@@ -143,6 +143,7 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
         ctx.srv.update_notify_tracking();
     }
     evict_side_effects(ctx, before);
+    crate::replication::config_changed(ctx.srv);
     let cfg = &ctx.srv.config;
     if cfg.loglevel != before.loglevel {
         crate::log::set_level(cfg.loglevel);

@@ -263,7 +263,15 @@ fn set_generic(ctx: &mut Ctx, cmd: &str, key: &[u8], val: &[u8], o: &StrOpts, ho
 
 fn set(ctx: &mut Ctx, argv: &Argv) {
     let Some(o) = parse_opts(argv, 3, true) else { return ctx.syntax_error() };
+    let dirty = ctx.srv.dirty;
     set_generic(ctx, "set", argv.get(1), argv.get(2), &o, SetReply::Ok);
+    // As Redis 7.0: SET ... GET replays without GET (an expiry is already
+    // replayed as an absolute SET).
+    if o.get && o.expire.is_none() && ctx.srv.dirty != dirty && ctx.replicating() {
+        let mut args: Vec<&[u8]> = argv.iter_from(0).take(3).collect();
+        args.extend(argv.iter_from(3).filter(|a| !a.eq_ignore_ascii_case(b"get")));
+        ctx.replicate_as(&args);
+    }
 }
 
 fn setnx(ctx: &mut Ctx, argv: &Argv) {
@@ -294,6 +302,10 @@ fn getset(ctx: &mut Ctx, argv: &Argv) {
     ctx.dbm().set(key, Value::Str(Str::from_bytes(argv.get(2))), None, false, now);
     ctx.dirty(1);
     ctx.notify(NOTIFY_STRING, "set", key);
+    // Redis 7.0 replays GETSET as SET.
+    if ctx.replicating() {
+        ctx.replicate_as(&[b"SET", key, argv.get(2)]);
+    }
 }
 
 fn getdel(ctx: &mut Ctx, argv: &Argv) {

@@ -20,6 +20,7 @@ pub fn check(ctx: &mut Ctx, id: CommandId, spec: &CommandSpec, argv: &Argv) -> R
         .and_then(|()| reject_while_busy(ctx, spec, argv))
         .and_then(|()| refuse_writes_after_failed_save(ctx, spec, argv))
         .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv))
+        .and_then(|()| refuse_writes_on_replica(ctx, spec, argv))
         .and_then(|()| refuse_in_subscribed_mode(ctx, spec, argv));
     match verdict {
         Err(msg) if spec.name == "exec" => Err(abort_exec(ctx, &msg)),
@@ -191,6 +192,36 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
         }
         _ => Ok(()),
     }
+}
+
+/// A read-only replica refuses its clients' writes (READONLY), and a
+/// primary with fewer good replicas than `min-replicas-to-write` refuses
+/// writes (NOREPLICAS); our primary's own commands always apply.
+#[inline]
+fn refuse_writes_on_replica(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+    let d = &ctx.srv.denials;
+    if !(d.readonly_replica || d.too_few_replicas) {
+        return Ok(());
+    }
+    replica_write_verdict(ctx, spec)
+}
+
+#[cold]
+fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String> {
+    let srv = &*ctx.srv;
+    let Some(c) = srv.clients.get(ctx.cid) else { return Ok(()) };
+    if c.role == crate::server::ClientRole::Master {
+        return Ok(());
+    }
+    let queued_write = spec.name == "exec"
+        && c.tx.as_ref().is_some_and(|tx| tx.queued.iter().any(|(id, _)| ctx.reg.spec(*id).flags & flags::WRITE != 0));
+    if spec.flags & flags::WRITE == 0 && !queued_write {
+        return Ok(());
+    }
+    if srv.denials.readonly_replica {
+        return Err("READONLY You can't write against a read only replica.".to_string());
+    }
+    Err("NOREPLICAS Not enough good replicas to write.".to_string())
 }
 
 /// While a script runs past `busy-reply-threshold`, only allow-busy commands

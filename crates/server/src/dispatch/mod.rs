@@ -263,7 +263,12 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     };
     match client.reply_mode {
         ReplyMode::On => {}
-        ReplyMode::Off => ctx.r.truncate_replies(reply_start),
+        ReplyMode::Off => {
+            if client.role == crate::server::ClientRole::Master {
+                log_error_to_primary(&ctx.r, argv);
+            }
+            ctx.r.truncate_replies(reply_start)
+        }
         ReplyMode::Skipping => {
             ctx.r.truncate_replies(reply_start);
             client.reply_mode = ReplyMode::On;
@@ -275,6 +280,21 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     }
     if before_reply > 0 {
         put_pushes_before_reply(&mut ctx, reply_start, before_reply);
+    }
+}
+
+/// A command of our primary's stream failed here: the datasets may have
+/// diverged, which Redis logs loudly (the reply itself goes nowhere).
+#[cold]
+fn log_error_to_primary(r: &Reply, argv: &Argv) {
+    for e in r.error_texts() {
+        let e = &e[..e.windows(2).position(|w| w == b"\r\n").unwrap_or(e.len())];
+        crate::log_at!(
+            Warning,
+            "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{}'",
+            String::from_utf8_lossy(e),
+            String::from_utf8_lossy(argv.get(0))
+        );
     }
 }
 

@@ -121,6 +121,9 @@ pub struct Db {
     /// Keys past their expiry read as absent but are not deleted (clients
     /// are paused: the dataset must not change under them).
     pub keep_expired: bool,
+    /// Keys past their expiry still read as present: a replica applying
+    /// its primary's commands, which decide alone what has expired.
+    pub expiry_off: bool,
     /// While `new` keyspace events are on, created keys are logged here.
     pub track_new: bool,
     pub new_log: Vec<Vec<u8>>,
@@ -144,6 +147,7 @@ impl Default for Db {
             track_expired: false,
             expired_log: Vec::new(),
             keep_expired: false,
+            expiry_off: false,
             track_new: false,
             new_log: Vec::new(),
             lazy_expire: false,
@@ -319,6 +323,9 @@ impl Db {
 
     fn expire_if_due_hashed(&mut self, hash: u64, key: &[u8], now_ms: i64) -> bool {
         let due = self.expire_of_hashed(hash, key).is_some_and(|at| at <= now_ms);
+        if due && self.expiry_off {
+            return false;
+        }
         if due && !self.keep_expired {
             let gone = self.dict.remove_hashed(hash, key);
             if self.lazy_expire {

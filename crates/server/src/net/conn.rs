@@ -20,7 +20,7 @@ use super::spill::Spill;
 use super::transport::Stream;
 use crate::dispatch::{self, Argv, Registry};
 use crate::engine::db;
-use crate::server::{client_evict, Buffers, Server};
+use crate::server::{client_evict, Buffers, ClientRole, Server};
 
 /// Most bytes read from one connection per loop turn, for fairness.
 const READ_CAP: usize = 1 << 20;
@@ -115,6 +115,14 @@ impl Conn {
             soft_limit_since: None,
             in_peak: 0,
         }
+    }
+
+    /// Start the input with bytes already read from the socket elsewhere
+    /// (the stream that followed our primary's snapshot).
+    pub fn preload(&mut self, bytes: &[u8]) {
+        self.make_room(bytes.len());
+        self.input[self.in_end..self.in_end + bytes.len()].copy_from_slice(bytes);
+        self.in_end += bytes.len();
     }
 
     /// The buffers as CLIENT LIST reports them.
@@ -320,6 +328,25 @@ impl Conn {
     /// Returns true when it stopped early because a command made keys ready
     /// for blocked clients: the loop serves them, then calls again.
     pub fn process(&mut self, srv: &mut Server, reg: &'static Registry, cid: usize, now: i64) -> Result<bool, Close> {
+        // Our primary's stream is counted and passed on as it is applied,
+        // and its commands see keys it has not expired yet as present.
+        if srv.clients.get(cid).is_none_or(|c| c.role != ClientRole::Master) {
+            return self.process_batch(srv, reg, cid, now, false);
+        }
+        srv.keyspace.dbs.iter_mut().for_each(|db| db.expiry_off = true);
+        let done = self.process_batch(srv, reg, cid, now, true);
+        srv.keyspace.dbs.iter_mut().for_each(|db| db.expiry_off = false);
+        done
+    }
+
+    fn process_batch(
+        &mut self,
+        srv: &mut Server,
+        reg: &'static Registry,
+        cid: usize,
+        now: i64,
+        from_primary: bool,
+    ) -> Result<bool, Close> {
         // With client eviction on, Redis's model replaces the output pause:
         // maxmemory-clients bounds clients' memory by disconnecting the
         // largest, and CLIENT NO-EVICT lets one grow. An evictable client's
@@ -362,6 +389,9 @@ impl Conn {
                         let argv = Argv::new(frame, &self.args);
                         srv.call_clock.chain();
                         db::with_known_hash(known, || dispatch::execute(srv, reg, cid, &mut self.out, &argv, now));
+                    }
+                    if from_primary {
+                        crate::replication::applied(srv, &frame[..n]);
                     }
                     self.in_start += n;
                     executed += n;

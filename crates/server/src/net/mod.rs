@@ -9,6 +9,7 @@ mod listen;
 mod lookahead;
 pub mod outgoing;
 pub mod protected;
+mod repl;
 mod signals;
 pub mod spill;
 pub mod tls;
@@ -167,6 +168,7 @@ impl EventLoop {
                 self.serve_ready_keys(now);
                 self.deliver_pushes();
             }
+            self.replication_turn(now);
             self.flush_all();
             for slot in std::mem::take(&mut self.srv.pending_kills) {
                 self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
@@ -501,11 +503,10 @@ impl EventLoop {
                 crate::dispatch::write_timeout_reply(&mut conn.out, resp3, kind);
                 self.count_unblocked(&name, false);
             }
-            Resume::Error(name) => {
-                const TEXT: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
-                crate::dispatch::Reply::new(&mut conn.out, resp3).error(TEXT);
+            Resume::Error(name, text) => {
+                crate::dispatch::Reply::new(&mut conn.out, resp3).error(text);
                 self.srv.stats.error_replies += 1;
-                self.srv.stats.count_error(TEXT.as_bytes());
+                self.srv.stats.count_error(text.as_bytes());
                 // The blocked command fails, as its own call would have.
                 self.count_unblocked(&name, true);
             }
@@ -605,6 +606,10 @@ impl EventLoop {
             // Taken off `to_flush` (a held slot may be queued there again).
             conn.flush_queued = false;
         }
+        // A replica's stream waits while its snapshot is being sent.
+        if self.srv.clients.get(slot).is_some_and(|c| c.out_held) {
+            return;
+        }
         let res = match upto {
             Some(end) => conn.flush_upto(&mut self.srv, end),
             None => conn.flush(&mut self.srv),
@@ -642,6 +647,9 @@ impl EventLoop {
             self.srv.client_mem.forget(slot);
             // The slot may be reused: held positions belong to this connection.
             self.held.retain(|&(s, _)| s != slot);
+            if let Some(role) = self.srv.clients.get(slot).map(|c| c.role) {
+                crate::replication::client_closed(&mut self.srv, slot, role);
+            }
             let info = self.srv.clients.remove(slot);
             let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
             match why {
@@ -660,6 +668,7 @@ impl EventLoop {
             return;
         }
         crate::server::cron::tick(&mut self.srv, now);
+        crate::replication::cron(&mut self.srv, now);
         crate::persistence::cron(&mut self.srv, now);
         self.clock.update();
         let timeout_ms = self.srv.config.timeout as i64 * 1000;

@@ -39,6 +39,7 @@ impl EventLoop {
         self.srv.next_client_id += 1;
         let mut info = ClientInfo::new(id, fd, addr, laddr, now, true);
         info.role = ClientRole::Master;
+        info.db = crate::replication::stream_db(&self.srv);
         // The primary's commands get no replies (ACKs go out as pushes).
         info.reply_mode = ReplyMode::Off;
         self.srv.clients.insert_at(slot, info);

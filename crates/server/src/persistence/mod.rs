@@ -9,7 +9,9 @@ pub mod rdb;
 pub use aof::{async_commit, before_reply, before_sleep, commit_in_flight, committed_epoch, defer_group_commit};
 pub use aof::{debug_loadaof, set_enabled as set_aof_enabled, set_waker, start_commit, wait_commits};
 pub use rdb::dump::{dump_value, restore_value, DumpError};
-pub use rdb::{after_flushall, change_dir, debug_reload};
+pub use rdb::save::ReplAux;
+pub use rdb::write_for_replicas;
+pub use rdb::{after_flushall, change_dir, debug_reload, load_from_primary, loaded_position, save_for_replicas};
 
 use std::io;
 
@@ -73,10 +75,13 @@ pub fn load_at_start(srv: &mut Server, reg: &'static crate::dispatch::Registry) 
 /// Periodic work from the event loop's cron: reap a finished child, then
 /// let each format decide whether to start or finish something.
 pub fn cron(srv: &mut Server, now_ms: i64) {
-    if let Some(exit) = srv.children.reap() {
+    // A replication child is replication's to reap.
+    let mine = matches!(srv.children.running(), Some(ChildKind::Rdb | ChildKind::AofRewrite));
+    if let Some(exit) = if mine { srv.children.reap() } else { None } {
         match exit.kind {
             ChildKind::Rdb => rdb::child_done(srv, &exit),
             ChildKind::AofRewrite => aof::child_done(srv, &exit),
+            ChildKind::ReplSync => {}
         }
     }
     rdb::cron(srv, now_ms);

@@ -57,7 +57,10 @@ pub fn spawn(p: LinkParams) -> Shared {
     let shared: Shared = Arc::default();
     let mine = shared.clone();
     std::thread::spawn(move || {
-        let result = run(&p, &mine).map_err(|e| e.to_string());
+        let result = run(&p, &mine).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => "Timeout connecting to the MASTER...".to_string(),
+            _ => format!("Error condition on socket for SYNC: {e}"),
+        });
         if let Ok(mut g) = mine.lock() {
             g.transferring = false;
             g.result = Some(result);
@@ -114,7 +117,6 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
     ask(&["REPLCONF", "capa", "eof", "capa", "psync2"])?;
     let offset = p.psync_offset.to_string();
     let reply = ask(&["PSYNC", &p.psync_id, &offset])?;
-    drop(ask);
     let outcome = if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
         let mut it = rest.split(' ');
         let replid = it.next().unwrap_or_default().to_string();

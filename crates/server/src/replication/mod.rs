@@ -23,7 +23,8 @@ mod replica;
 mod transfer;
 
 pub use primary::{psync, replconf, wait, WaitOutcome};
-pub use replica::{adopt_master_link, connected as master_connected, replicaof, take_master_link, MasterLinkReady};
+pub use replica::MasterLinkReady;
+pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
 
 use crate::server::{ClientRole, Part, Server};
 use backlog::Backlog;
@@ -54,10 +55,14 @@ pub struct Replication {
     /// Ask the replicas for an ACK before sleeping (a WAIT blocked).
     want_acks: bool,
     last_ping_ms: i64,
+    /// The second in which waiting replicas last got their newline.
+    last_newline_s: i64,
     /// When we are a replica: the link to our primary.
     master: Option<replica::MasterState>,
     /// INFO stats: `sync_full`, `sync_partial_ok`, `sync_partial_err`.
     sync_counts: [u64; 3],
+    /// What connections said in REPLCONF before their PSYNC.
+    announced: std::collections::HashMap<usize, primary::Announced>,
 }
 
 /// The part `lib.rs` installs in the server.
@@ -75,8 +80,10 @@ pub fn new_part() -> Part {
         wait_done: Vec::new(),
         want_acks: false,
         last_ping_ms: 0,
+        last_newline_s: 0,
         master: None,
         sync_counts: [0; 3],
+        announced: Default::default(),
     })
 }
 
@@ -158,11 +165,15 @@ pub fn applied(srv: &mut Server, raw: &[u8]) {
 /// A connection closed: forget it as a replica, WAIT client or primary.
 pub fn client_closed(srv: &mut Server, slot: usize, role: ClientRole) {
     let r = state_mut(srv);
+    r.announced.remove(&slot);
     r.waits.retain(|w| w.cid != slot);
     r.wait_done.retain(|&(c, _)| c != slot);
     match role {
-        ClientRole::Replica => primary::replica_gone(srv, slot),
-        ClientRole::Master => replica::master_gone(srv),
+        ClientRole::Replica => {
+            primary::replica_gone(srv, slot);
+            transfer::forget(srv, slot);
+        }
+        ClientRole::Master => replica::master_gone(srv, slot),
         ClientRole::Normal => {}
     }
 }
@@ -251,13 +262,41 @@ pub fn resize_backlog(srv: &mut Server) {
     }
 }
 
-/// `replicaof` in the config file: start as a replica.
+/// At start: `replicaof` in the config file makes us a replica, which
+/// continues from the position the loaded RDB recorded, if any (PSYNC
+/// after a restart). Also installs the position hook RDB saves read.
 pub fn start_from_config(srv: &mut Server) {
-    let words = cfg_str(srv, "replicaof");
-    let mut it = words.split_whitespace();
-    if let (Some(host), Some(port)) = (it.next(), it.next().and_then(|p| p.parse::<u16>().ok())) {
-        let now = crate::server::unix_ms();
-        replicaof(srv, Some((host.to_string(), port)), now);
+    srv.repl_position = Some(position);
+    let Some((host, port)) = srv.config.replicaof() else {
+        // A primary restarted from its own RDB: its replicas may continue.
+        if let Some((id, offset, _)) = crate::persistence::loaded_position(srv) {
+            srv.replid = id;
+            let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
+            let r = state_mut(srv);
+            r.offset = offset;
+            r.backlog = Some(Backlog::new(size, offset));
+            srv.changes.consumers.replicas = Some(feed);
+        }
+        return;
+    };
+    if let Some((id, offset, db)) = crate::persistence::loaded_position(srv) {
+        srv.replid = id;
+        state_mut(srv).offset = offset;
+        crate::log_at!(Notice, "Using the replication id and offset from the RDB file to continue: {offset}");
+        replicaof(srv, Some((host, port)), crate::server::unix_ms());
+        replica::set_stream_db(srv, db);
+        return;
+    }
+    replicaof(srv, Some((host, port)), crate::server::unix_ms());
+}
+
+/// The dataset's replication position, when there is a history to
+/// continue: (offset, the stream's current db).
+fn position(srv: &Server) -> Option<(i64, i64)> {
+    let r = state(srv);
+    match &r.master {
+        Some(m) => Some((r.offset, m.stream_db(srv) as i64)),
+        None => r.backlog.as_ref().map(|_| (r.offset, 0)),
     }
 }
 
@@ -265,4 +304,15 @@ pub fn start_from_config(srv: &mut Server) {
 pub fn sync_stats(srv: &Server) -> [(&'static str, u64); 3] {
     let c = state(srv).sync_counts;
     [("sync_full", c[0]), ("sync_partial_ok", c[1]), ("sync_partial_err", c[2])]
+}
+
+/// CONFIG SET changed options: apply what replication reads once.
+pub fn config_changed(srv: &mut Server) {
+    resize_backlog(srv);
+    let replica = is_replica(srv);
+    srv.denials.readonly_replica = replica && srv.config.replica_read_only;
+    let now = crate::server::unix_ms();
+    let min = cfg_num(srv, "min-replicas-to-write", 0);
+    srv.denials.too_few_replicas =
+        !replica && primary::good_replicas_if_enforced(srv, now).is_some_and(|good| good < min);
 }

@@ -1,7 +1,7 @@
 //! The primary's side: replicas (their state, ACKs, lag), PSYNC's choice
 //! between continuing from the backlog and a full synchronization,
 //! REPLCONF, WAIT, pings, timeouts and `min-replicas-to-write`.
-use super::{cfg_num, ensure_backlog, push_stream, state, state_mut, transfer};
+use super::{cfg_num, ensure_backlog, push_stream, state, state_mut};
 use crate::server::{ClientRole, Server};
 
 /// Where a replica stands.
@@ -53,15 +53,11 @@ impl Replica {
 
 /// Settings a replica announced before PSYNC (REPLCONF), kept until then.
 #[derive(Debug, Default, Clone)]
-struct Announced {
+pub struct Announced {
     port: u16,
     ip: Option<String>,
     eof: bool,
     psync2: bool,
-}
-
-thread_local! {
-    static ANNOUNCED: std::cell::RefCell<std::collections::HashMap<usize, Announced>> = Default::default();
 }
 
 /// One client blocked in WAIT.
@@ -75,7 +71,7 @@ pub struct Wait {
 
 /// REPLCONF's reply, or nothing (ACK is never answered).
 pub fn replconf(srv: &mut Server, cid: usize, args: &[&[u8]], now_ms: i64) -> Option<Result<(), String>> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Some(Err("ERR syntax error".into()));
     }
     for pair in args.chunks(2) {
@@ -84,13 +80,13 @@ pub fn replconf(srv: &mut Server, cid: usize, args: &[&[u8]], now_ms: i64) -> Op
         let text = String::from_utf8_lossy(val).into_owned();
         match opt.as_str() {
             "listening-port" => match text.parse::<u16>() {
-                Ok(p) => announce(cid, |a| a.port = p),
+                Ok(p) => announce(srv, cid, |a| a.port = p),
                 Err(_) => return Some(Err("ERR value is not an integer or out of range".into())),
             },
-            "ip-address" => announce(cid, |a| a.ip = Some(text.clone())),
+            "ip-address" => announce(srv, cid, |a| a.ip = Some(text.clone())),
             "capa" => match text.to_ascii_lowercase().as_str() {
-                "eof" => announce(cid, |a| a.eof = true),
-                "psync2" => announce(cid, |a| a.psync2 = true),
+                "eof" => announce(srv, cid, |a| a.eof = true),
+                "psync2" => announce(srv, cid, |a| a.psync2 = true),
                 _ => {}
             },
             "ack" => {
@@ -98,6 +94,9 @@ pub fn replconf(srv: &mut Server, cid: usize, args: &[&[u8]], now_ms: i64) -> Op
                 if let Some(r) = state_mut(srv).replicas.iter_mut().find(|r| r.slot == cid) {
                     r.ack_offset = r.ack_offset.max(off);
                     r.ack_ms = now_ms;
+                }
+                if srv.denials.too_few_replicas {
+                    super::config_changed(srv);
                 }
                 return None;
             }
@@ -112,8 +111,8 @@ pub fn replconf(srv: &mut Server, cid: usize, args: &[&[u8]], now_ms: i64) -> Op
     Some(Ok(()))
 }
 
-fn announce(cid: usize, f: impl FnOnce(&mut Announced)) {
-    ANNOUNCED.with(|a| f(a.borrow_mut().entry(cid).or_default()));
+fn announce(srv: &mut Server, cid: usize, f: impl FnOnce(&mut Announced)) {
+    f(state_mut(srv).announced.entry(cid).or_default());
 }
 
 /// PSYNC replid offset (`psync` = None for SYNC). On success the reply
@@ -128,7 +127,7 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
             return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
         }
     }
-    let ann = ANNOUNCED.with(|a| a.borrow_mut().remove(&cid)).unwrap_or_default();
+    let ann = state_mut(srv).announced.remove(&cid).unwrap_or_default();
     let mut replica = Replica {
         slot: cid,
         state: ReplicaState::WaitBgsave,
@@ -201,8 +200,6 @@ pub fn replica_gone(srv: &mut Server, slot: usize) {
         r.replicas.remove(i);
         crate::log_at!(Notice, "Connection with replica lost (slot {slot}).");
     }
-    ANNOUNCED.with(|a| a.borrow_mut().remove(&slot));
-    transfer::forget(srv, slot);
 }
 
 /// Put a replica whose snapshot arrived online: its held output may go.
@@ -296,6 +293,19 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
     if !r.replicas.is_empty() && now_ms - r.last_ping_ms >= period {
         r.last_ping_ms = now_ms;
         push_stream(srv, b"*1\r\n$4\r\nPING\r\n");
+    }
+    // Replicas waiting for their snapshot to start get a newline a second,
+    // so their handshake timeout does not fire while we wait.
+    if now_ms / 1000 != state(srv).last_newline_s {
+        state_mut(srv).last_newline_s = now_ms / 1000;
+        for slot in waiting(srv) {
+            // Straight to the socket: a newline left in the output buffer
+            // would follow the snapshot and shift the stream's offsets.
+            if let Some(c) = srv.clients.get(slot) {
+                // SAFETY: one byte from a static buffer to a socket we own.
+                unsafe { libc::send(c.fd, b"\n".as_ptr().cast(), 1, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            }
+        }
     }
     let timeout = cfg_num(srv, "repl-timeout", 60) * 1000;
     let stale: Vec<usize> =

@@ -27,6 +27,9 @@ pub struct MasterState {
     /// Offset of the last byte applied from the primary.
     offset: i64,
     last_ack_ms: i64,
+    /// The db the primary's stream was in when the link dropped (a
+    /// continued stream does not repeat its SELECT).
+    stream_db: usize,
 }
 
 impl MasterState {
@@ -36,6 +39,14 @@ impl MasterState {
 
     pub fn offset(&self) -> i64 {
         self.offset
+    }
+
+    /// The db the primary's stream is in now.
+    pub fn stream_db(&self, srv: &Server) -> usize {
+        match self.link {
+            Link::Connected { slot } => srv.clients.get(slot).map_or(self.stream_db, |c| c.db),
+            _ => self.stream_db,
+        }
     }
 
     pub fn applied(&mut self, n: usize) {
@@ -91,6 +102,8 @@ impl MasterState {
 
 /// REPLICAOF host port, or NO ONE (`target` None). Returns the reply.
 pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -> String {
+    // CONFIG REWRITE writes (or drops) `replicaof` from here.
+    srv.config.set_replicaof(target.as_ref().map(|(h, p)| (h.as_str(), *p)));
     let Some((host, port)) = target else {
         if state(srv).master.is_some() {
             promote(srv);
@@ -108,15 +121,25 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
     if was_primary {
         // Our own history is what a new primary may continue us from.
         ensure_backlog(srv);
+        // What blocked clients wait for would now come from the primary.
+        srv.blocking
+            .fail_all("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
     }
     // Sub-replicas must follow the new history: they reconnect and PSYNC.
     kill_replicas(srv);
     let r = state_mut(srv);
     let offset = r.offset;
-    r.master =
-        Some(MasterState { host: host.clone(), port, link: Link::Down { retry_at: 0 }, down_since_ms: Some(now_ms), offset, last_ack_ms: 0 });
+    r.master = Some(MasterState {
+        host: host.clone(),
+        port,
+        link: Link::Down { retry_at: 0 },
+        down_since_ms: Some(now_ms),
+        offset,
+        last_ack_ms: 0,
+        stream_db: 0,
+    });
     srv.denials.readonly_replica = srv.config.replica_read_only;
-    srv.expire_by_primary = true;
+    srv.set_expire_by_primary(true);
     crate::log_at!(Notice, "Connecting to MASTER {host}:{port}");
     "+OK\r\n".into()
 }
@@ -131,7 +154,7 @@ fn promote(srv: &mut Server) {
     r.second_offset = r.offset + 1;
     srv.change_replid();
     srv.denials.readonly_replica = false;
-    srv.expire_by_primary = false;
+    srv.set_expire_by_primary(false);
     kill_replicas(srv);
     crate::log_at!(Notice, "MASTER MODE enabled (user request from 'id=?')");
 }
@@ -155,10 +178,12 @@ fn drop_link(srv: &mut Server) {
 }
 
 /// The master client closed: keep our replid and offset for PSYNC.
-pub fn master_gone(srv: &mut Server) {
+pub fn master_gone(srv: &mut Server, slot: usize) {
     let now = crate::server::unix_ms();
+    let db = srv.clients.get(slot).map_or(0, |c| c.db);
     if let Some(m) = state_mut(srv).master.as_mut() {
         if m.link_up() {
+            m.stream_db = db;
             crate::log_at!(Notice, "Connection with master lost.");
             m.link = Link::Down { retry_at: now + 1000 };
             m.down_since_ms = Some(now);
@@ -223,7 +248,7 @@ pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
     match result {
         Ok(h) => Some(MasterLinkReady(h)),
         Err(e) => {
-            crate::log_at!(Warning, "Error condition on socket for SYNC: {e}");
+            crate::log_at!(Warning, "{e}");
             m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
             None
         }
@@ -261,6 +286,9 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(st
             r.second_offset = -1;
             // A new history: the backlog restarts at the snapshot's offset.
             r.backlog = None;
+            if let Some(m) = r.master.as_mut() {
+                m.stream_db = 0;
+            }
             ensure_backlog_for_replica(srv);
             kill_replicas(srv);
             crate::log_at!(Notice, "MASTER <-> REPLICA sync: Finished with success");
@@ -312,4 +340,17 @@ pub fn send_ack(srv: &mut Server) {
     let mut buf = Vec::new();
     resp::encode_command(&mut buf, &[&b"REPLCONF"[..], b"ACK", off.as_bytes()]);
     srv.pubsub.push(slot, &buf);
+}
+
+/// The db a continued stream starts in (from the RDB at start).
+pub fn set_stream_db(srv: &mut Server, db: i64) {
+    if let Some(m) = state_mut(srv).master.as_mut() {
+        m.stream_db = db.max(0) as usize;
+    }
+}
+
+/// The db the master client starts in: where the stream left off for a
+/// continued stream; a full resync's stream starts with SELECT anyway.
+pub fn stream_db(srv: &Server) -> usize {
+    state(srv).master.as_ref().map_or(0, |m| m.stream_db)
 }

@@ -109,7 +109,11 @@ fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
         if diskless {
             let mut sink = FdSink { fds: fds.into_iter().map(|(fd, h)| (fd, Some(h))).collect(), timeout_ms };
             let written = (|| {
-                let out = crate::persistence::write_for_replicas(srv_ref, io::BufWriter::with_capacity(64 << 10, &mut sink), aux)?;
+                let out = crate::persistence::write_for_replicas(
+                    srv_ref,
+                    io::BufWriter::with_capacity(64 << 10, &mut sink),
+                    aux,
+                )?;
                 let out = out.into_inner().map_err(|e| e.into_error())?;
                 out.write_all(&mark)
             })();
@@ -154,7 +158,11 @@ fn child_done(srv: &mut Server, ok: bool, now_ms: i64) {
         return;
     }
     if sync.diskless {
-        crate::log_at!(Notice, "Diskless rdb transfer, done reading from pipe, {} replicas still up.", sync.slots.len());
+        crate::log_at!(
+            Notice,
+            "Diskless rdb transfer, done reading from pipe, {} replicas still up.",
+            sync.slots.len()
+        );
         for (slot, _) in sync.slots {
             primary::set_online(srv, slot, now_ms);
         }

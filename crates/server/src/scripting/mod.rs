@@ -474,13 +474,8 @@ fn writes_refused(srv: &Server) -> Result<(), String> {
 /// Redis's reply to a write without enough good replicas.
 const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 
-/// `min-replicas-to-write` is met. This server has no replicas, so any
-/// positive setting (with a positive `min-replicas-max-lag`) is unmet.
+/// `min-replicas-to-write` is met.
 fn enough_good_replicas(srv: &Server) -> bool {
-    let setting = |name: &str| srv.config.other.get(name).map_or(0, |v| v.parse::<i64>().unwrap_or(0));
-    // The default "0" is the common case: one lookup, no parsing.
-    if srv.config.other.get("min-replicas-to-write").is_none_or(|v| v == "0") {
-        return true;
-    }
-    setting("min-replicas-to-write") <= 0 || setting("min-replicas-max-lag") <= 0
+    // Replication keeps the verdict current (cron, ACKs, CONFIG SET).
+    !srv.denials.too_few_replicas
 }

@@ -8,6 +8,9 @@
 //! queue clients to resume, which the event loop serves like ready keys.
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
+/// CLIENT UNBLOCK ... ERROR's reply.
+pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
 /// What a blocked command replies when its timeout passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutReply {
@@ -27,8 +30,9 @@ pub enum Resume {
     /// CLIENT UNBLOCK ... TIMEOUT: the reply its timeout would give; the
     /// name of the command, which counts as called.
     TimedOut(TimeoutReply, Vec<u8>),
-    /// CLIENT UNBLOCK ... ERROR; the name of the command it fails.
-    Error(Vec<u8>),
+    /// CLIENT UNBLOCK ... ERROR, or a role change; the name of the
+    /// command it fails, and the error text.
+    Error(Vec<u8>, &'static str),
 }
 
 /// One blocked client.
@@ -123,12 +127,35 @@ impl Blocking {
         match self.blocked.get(&cid) {
             Some(b) if !b.postponed => {
                 let name = b.argv.get(&[], 0).to_vec();
-                let how = if error { Resume::Error(name) } else { Resume::TimedOut(b.on_timeout, name) };
+                let how = if error { Resume::Error(name, UNBLOCKED) } else { Resume::TimedOut(b.on_timeout, name) };
                 self.unblock(cid);
                 self.resume.push((cid, how));
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Fail every client blocked on keys with `text` (a primary turned
+    /// replica: what they wait for will now come from elsewhere).
+    pub fn fail_all(&mut self, text: &'static str) {
+        let ids: Vec<usize> = self.blocked.iter().filter(|(_, b)| !b.postponed).map(|(&c, _)| c).collect();
+        for cid in ids {
+            if let Some(b) = self.unblock(cid) {
+                self.resume.push((cid, Resume::Error(b.argv.get(&[], 0).to_vec(), text)));
+            }
+        }
+    }
+
+    /// Run `cid`'s blocked command again now (WAIT: enough replicas
+    /// acknowledged, or its time ran out); false if it was not blocked.
+    pub fn resume_rerun(&mut self, cid: usize) -> bool {
+        match self.unblock(cid) {
+            Some(b) => {
+                self.resume.push((cid, Resume::Rerun(b.argv)));
+                true
+            }
+            None => false,
         }
     }
 

@@ -15,7 +15,8 @@
 //! [`publish`] hands the stream on when the outermost command (or block)
 //! has finished, to its consumers in this fixed order:
 //! 1. the AOF (`persistence` installs [`Consumers::aof`]);
-//! 2. the replication backlog and replicas (to come, same bytes);
+//! 2. the replication backlog and replicas (`replication` installs
+//!    [`Consumers::replicas`]; the same bytes);
 //! 3. tracking invalidations (`tracking`; keyspace notifications are sent
 //!    by the handlers themselves, see `notify`);
 //! 4. WATCH and clients blocked on keys (here, in the server layer).
@@ -33,6 +34,9 @@ pub type ReplayConsumer = fn(&mut Server, &[u8]);
 pub struct Consumers {
     /// The append-only file (set while appending, by `persistence`).
     pub aof: Option<ReplayConsumer>,
+    /// The replication backlog and replicas (set by `replication` once a
+    /// backlog exists).
+    pub replicas: Option<ReplayConsumer>,
 }
 
 /// What a handler asked to replay instead of, or besides, its argv.
@@ -78,7 +82,7 @@ impl Changes {
     /// when not.
     #[inline]
     pub fn replaying(&self) -> bool {
-        self.consumers.aof.is_some()
+        self.consumers.aof.is_some() || self.consumers.replicas.is_some()
     }
 
     /// The next replay command starts with a `SELECT` (a consumer started
@@ -352,6 +356,9 @@ fn hand_off(srv: &mut Server) {
     if !out.is_empty() {
         if let Some(aof) = ch.consumers.aof {
             aof(srv, &out);
+        }
+        if let Some(replicas) = srv.changes.consumers.replicas {
+            replicas(srv, &out);
         }
     }
     let mut out = out;

@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 pub enum ChildKind {
     Rdb,
     AofRewrite,
+    /// A full synchronization for replicas (`replication`): an RDB written
+    /// to their sockets or to the RDB file they are then sent.
+    ReplSync,
 }
 
 /// How a child ended.

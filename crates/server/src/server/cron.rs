@@ -26,7 +26,11 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
     // Keep expiring while slices find plenty of expired keys and time
     // remains; DEBUG SET-ACTIVE-EXPIRE 0 leaves expiry to lookups alone,
     // and a client pause stops it (the dataset must hold still).
-    let dbs = if srv.active_expire_off || srv.pause.is_some() { &mut [][..] } else { &mut srv.keyspace.dbs[..] };
+    let dbs = if srv.active_expire_off || srv.pause.is_some() || srv.expire_by_primary {
+        &mut [][..]
+    } else {
+        &mut srv.keyspace.dbs[..]
+    };
     let expire_start = Instant::now();
     for db in dbs {
         while db.volatile_count() > 0 && start.elapsed() < budget {

@@ -75,8 +75,25 @@ pub struct ClientInfo {
     pub pubsub: bool,
     /// In MONITOR mode.
     pub monitor: bool,
+    /// Whether this connection is our primary's link or one of our replicas.
+    pub role: ClientRole,
+    /// Output waits (a replica's stream while its snapshot is sent by
+    /// someone else): the event loop does not write it yet.
+    pub out_held: bool,
     /// Connected over the Unix socket (CLIENT LIST flag `U`).
     pub unix: bool,
+}
+
+/// What a connection is to replication (CLIENT LIST flags `M` and `S`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientRole {
+    #[default]
+    Normal,
+    /// The link to our primary: its commands are applied, never refused,
+    /// and get no replies.
+    Master,
+    /// A replica being synchronized or fed the replication stream.
+    Replica,
 }
 
 /// A connection's buffers as CLIENT LIST and INFO report them; the event
@@ -125,6 +142,8 @@ impl ClientInfo {
             pubsub: false,
             monitor: false,
             unix: false,
+            role: ClientRole::Normal,
+            out_held: false,
         }
     }
 }
@@ -298,6 +317,12 @@ pub struct WriteDenials {
     /// The AOF can't be written (`persistence`): the error (strerror text)
     /// MISCONF replies quote.
     pub aof_error: Option<String>,
+    /// This server is a read-only replica (`replication`): clients' writes
+    /// get READONLY.
+    pub readonly_replica: bool,
+    /// Fewer good replicas than `min-replicas-to-write` (`replication`):
+    /// writes get NOREPLICAS.
+    pub too_few_replicas: bool,
 }
 
 /// What kind of script holds the server past `busy-reply-threshold` (the
@@ -307,6 +332,9 @@ pub enum BusyScript {
     Eval,
     Function,
 }
+
+/// Where the dataset stands in the replication stream: (offset, db).
+pub type ReplPosition = fn(&Server) -> Option<(i64, i64)>;
 
 /// Whether the script a command would run may write: the command's name
 /// (`eval`, `evalsha`, `fcall`) and its first argument (body, SHA, name).
@@ -361,6 +389,9 @@ pub struct Server {
     pub persistence: Part,
     /// Lua state and script cache (`scripting::state`).
     pub scripting: Part,
+    /// Replication state: backlog, replicas, the link to our primary
+    /// (installed by `replication` at start; empty until then).
+    pub replication: Part,
     /// SLOWLOG entries.
     pub slowlog: slowlog::SlowLog,
     /// `used_memory`'s peak and the empty server's footprint.
@@ -373,6 +404,8 @@ pub struct Server {
     pub cron_paused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
+    /// A replica leaves expiry to its primary's DELs (`replication`).
+    pub expire_by_primary: bool,
     /// `wants_expired()`, cached (see `changes::collect_expired`).
     pub collecting_expired: bool,
     /// Scratch for keyspace notification channel names (notify.rs).
@@ -395,6 +428,10 @@ pub struct Server {
     /// argument) may write, from the script's declared flags; installed by
     /// scripting. Without it every non-read-only script counts as a writer.
     pub script_may_write: Option<ScriptMayWrite>,
+    /// Where the dataset stands in the replication stream (offset, the
+    /// stream's db), for the RDB's `repl-*` aux fields; installed by
+    /// replication, None while it has no history.
+    pub repl_position: Option<ReplPosition>,
     /// maxmemory: the eviction pool, `evicted_keys`, the OOM verdict.
     pub evict: evict::Eviction,
     /// The lazy-free thread: big values deleted asynchronously go there.
@@ -443,12 +480,14 @@ impl Server {
             busy_hook: None,
             persistence,
             scripting,
+            replication: Part::new(()),
             slowlog: Default::default(),
             memory: Default::default(),
             latency_events: Default::default(),
             client_mem: Default::default(),
             cron_paused: false,
             active_expire_off: false,
+            expire_by_primary: false,
             notify_channel: Vec::new(),
             collecting_expired: false,
             rebound: None,
@@ -458,6 +497,7 @@ impl Server {
             tracking: Default::default(),
             pause: None,
             script_may_write: None,
+            repl_position: None,
             evict: Default::default(),
             lazyfree: Default::default(),
             acl: Default::default(),

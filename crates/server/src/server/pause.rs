@@ -36,7 +36,9 @@ impl super::Server {
     /// Lift the pause: postponed clients are queued to run again.
     pub fn unpause_clients(&mut self) {
         if self.pause.take().is_some() {
-            self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = false);
+            // A replica keeps expired keys for its primary's DELs.
+            let keep = self.expire_by_primary;
+            self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = keep);
         }
         self.blocking.release_postponed();
     }
@@ -55,5 +57,15 @@ impl super::Server {
             Some(p) => p.kind == PauseKind::All || may_write,
             None => false,
         }
+    }
+}
+
+impl super::Server {
+    /// A replica leaves expiry to its primary: expired keys read as absent
+    /// but stay until the primary's DEL (`replication` sets this).
+    pub fn set_expire_by_primary(&mut self, on: bool) {
+        self.expire_by_primary = on;
+        let keep = on || self.pause.is_some();
+        self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = keep);
     }
 }

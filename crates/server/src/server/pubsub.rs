@@ -259,6 +259,15 @@ impl PubSub {
         self.outbox.push(cid, bytes);
     }
 
+    /// Queue the same bytes for several clients, stored once (the
+    /// replication stream going to every replica).
+    pub fn push_many(&mut self, cids: &[usize], bytes: &[u8]) {
+        let r = self.outbox.encode(|log| log.extend_from_slice(bytes));
+        for &cid in cids {
+            self.outbox.add(cid, r.clone());
+        }
+    }
+
     /// Queue `message` on `channel` for every receiver: the channel's
     /// subscribers in subscription order, then the subscribers of each
     /// matching pattern. Each frame is encoded once (once per framing in

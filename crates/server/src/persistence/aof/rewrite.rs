@@ -133,7 +133,7 @@ pub fn start_on_runtime(srv: &mut Server) -> Result<(), String> {
 
 /// The RDB options of a base, or None for a base in command form.
 pub fn base_format(cfg: &crate::config::Config) -> Option<SaveOpts> {
-    cfg.aof_use_rdb_preamble.then_some(SaveOpts { compress: cfg.rdbcompression, checksum: cfg.rdbchecksum })
+    cfg.aof_use_rdb_preamble.then_some(SaveOpts { compress: cfg.rdbcompression, checksum: cfg.rdbchecksum, repl: None })
 }
 
 /// The file-name suffix of a base written with `format`.

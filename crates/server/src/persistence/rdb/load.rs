@@ -27,6 +27,11 @@ pub struct LoadStats {
     /// Codes of the function libraries the file holds (the caller loads
     /// them: they are scripting's, not the keyspace's).
     pub functions: Vec<Vec<u8>>,
+    /// The replication id and offset the snapshot was taken at
+    /// (`repl-id`, `repl-offset` aux fields), if it says.
+    pub repl: Option<(String, i64)>,
+    /// The db the replication stream was in (`repl-stream-db`).
+    pub repl_stream_db: i64,
 }
 
 /// The engine limits that pick encodings for loaded values.
@@ -317,6 +322,7 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
             OP_AUX => {
                 let (k, v) = (r.string()?, r.string()?);
                 aux_log(&k, &v);
+                note_repl_aux(&mut stats, &k, &v);
             }
             OP_EXPIRETIME_MS => expire = Some(r.u64_le()? as i64),
             OP_EXPIRETIME => expire = Some(i64::from(u32::from_le_bytes(r.array()?)) * 1000),
@@ -356,4 +362,20 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
         }
     }
     Ok(stats)
+}
+
+/// Keep the replication position a snapshot carries (a restarted replica
+/// continues from it with PSYNC).
+fn note_repl_aux(stats: &mut LoadStats, k: &[u8], v: &[u8]) {
+    let text = String::from_utf8_lossy(v);
+    match k {
+        b"repl-id" if v.len() == 40 => stats.repl = Some((text.into_owned(), stats.repl.as_ref().map_or(0, |r| r.1))),
+        b"repl-stream-db" => stats.repl_stream_db = text.parse().unwrap_or(0),
+        b"repl-offset" => {
+            if let (Ok(off), Some(r)) = (text.parse::<i64>(), stats.repl.as_mut()) {
+                r.1 = off;
+            }
+        }
+        _ => {}
+    }
 }

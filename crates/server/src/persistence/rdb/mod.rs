@@ -74,7 +74,18 @@ impl RdbState {
 }
 
 fn opts(srv: &Server) -> SaveOpts {
-    SaveOpts { compress: srv.config.rdbcompression, checksum: srv.config.rdbchecksum }
+    let repl = srv.repl_position.and_then(|f| f(srv)).and_then(|(offset, stream_db)| {
+        let replid: [u8; 40] = srv.replid.as_bytes().try_into().ok()?;
+        Some(save::ReplAux { stream_db, replid, offset })
+    });
+    SaveOpts { compress: srv.config.rdbcompression, checksum: srv.config.rdbchecksum, repl }
+}
+
+/// The replication position the RDB loaded at start carried: replid,
+/// offset, and the stream's db.
+pub fn loaded_position(srv: &Server) -> Option<(String, i64, i64)> {
+    let last = &rdb_ref(&srv.persistence).last_load;
+    last.repl.as_ref().map(|(id, off)| (id.clone(), *off, last.repl_stream_db))
 }
 
 fn rdb_path(srv: &Server) -> PathBuf {
@@ -148,6 +159,32 @@ fn load_file(srv: &mut Server, file: std::fs::File, path: &std::path::Path) -> i
             e.msg
         ))),
     }
+}
+
+/// Write a snapshot for replicas onto `out` (a socket, in the replication
+/// child), marked with its place in the replication stream.
+pub fn write_for_replicas<W: io::Write>(srv: &Server, out: W, repl: save::ReplAux) -> io::Result<W> {
+    let opts = save::SaveOpts { repl: Some(repl), ..opts(srv) };
+    save::write_rdb(&srv.keyspace, &super::function_codes(srv), out, opts, used_mem())
+}
+
+/// Save the RDB file for replicas (disk-based synchronization, in the
+/// replication child): the usual file, marked with its stream position.
+pub fn save_for_replicas(srv: &Server, repl: save::ReplAux) -> io::Result<PathBuf> {
+    let opts = save::SaveOpts { repl: Some(repl), ..opts(srv) };
+    let functions = super::function_codes(srv);
+    save::save_to_file(&srv.keyspace, &functions, &srv.config.dir, &srv.config.dbfilename, opts, used_mem())?;
+    Ok(rdb_path(srv))
+}
+
+/// Load a snapshot received from our primary into the (emptied) dataset;
+/// returns the replication position it carries, if any.
+pub fn load_from_primary(srv: &mut Server, path: &std::path::Path) -> io::Result<Option<(String, i64)>> {
+    let file = std::fs::File::open(path)?;
+    let mut stats = load_file(srv, file, path)?;
+    let repl = stats.repl.take();
+    rdb_mut(&mut srv.persistence).last_load = stats;
+    Ok(repl)
 }
 
 /// Save in the foreground (SAVE, SHUTDOWN, FLUSHALL, DEBUG RELOAD).

@@ -21,12 +21,23 @@ use crate::engine::{Db, Hash, Keyspace, Str, Value};
 const LIST_NODE_BYTES: usize = 8192;
 
 /// Options from the configuration that shape the file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SaveOpts {
     /// LZF for strings longer than 20 bytes (`rdbcompression`).
     pub compress: bool,
     /// Write the real CRC64 (`rdbchecksum`); otherwise zero, as Redis does.
     pub checksum: bool,
+    /// Where the snapshot stands in the replication stream, saved as
+    /// Redis's `repl-stream-db`, `repl-id`, `repl-offset` aux fields.
+    pub repl: Option<ReplAux>,
+}
+
+/// The replication position a snapshot corresponds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplAux {
+    pub stream_db: i64,
+    pub replid: [u8; 40],
+    pub offset: i64,
 }
 
 /// The RDB type byte a value is written with.
@@ -202,6 +213,11 @@ pub fn write_rdb<W: Write>(
     aux(&mut w, "redis-bits", b"64")?;
     aux(&mut w, "ctime", now.to_string().as_bytes())?;
     aux(&mut w, "used-mem", used_mem.to_string().as_bytes())?;
+    if let Some(repl) = opts.repl {
+        aux(&mut w, "repl-stream-db", repl.stream_db.to_string().as_bytes())?;
+        aux(&mut w, "repl-id", &repl.replid)?;
+        aux(&mut w, "repl-offset", repl.offset.to_string().as_bytes())?;
+    }
     aux(&mut w, "aof-base", b"0")?;
     for code in functions {
         w.byte(OP_FUNCTION2)?;

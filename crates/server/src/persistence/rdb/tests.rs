@@ -111,12 +111,15 @@ fn assert_same(a: &Keyspace, b: &Keyspace) {
 #[test]
 fn every_type_and_encoding_round_trips() {
     let ks = sample();
-    for opts in [SaveOpts { compress: true, checksum: true }, SaveOpts { compress: false, checksum: false }] {
+    for opts in [
+        SaveOpts { compress: true, checksum: true, repl: None },
+        SaveOpts { compress: false, checksum: false, repl: None },
+    ] {
         let (back, stats) = round_trip(&ks, opts);
         assert_same(&ks, &back);
-        assert_eq!(stats, LoadStats { keys_loaded: 17, keys_expired: 0, functions: vec![] });
+        assert_eq!(stats, LoadStats { keys_loaded: 17, keys_expired: 0, functions: vec![], ..Default::default() });
     }
-    let (back, _) = round_trip(&ks, SaveOpts { compress: true, checksum: true });
+    let (back, _) = round_trip(&ks, SaveOpts { compress: true, checksum: true, repl: None });
     let enc = |k: &[u8]| back.dbs[0].iter().find(|(k2, _)| *k2 == k).unwrap().1.value.encoding();
     assert_eq!(enc(b"set_ints"), "intset");
     assert_eq!(enc(b"set_big"), "hashtable");
@@ -135,16 +138,16 @@ fn expired_keys_are_skipped_and_counted() {
     let mut ks = Keyspace::new(2);
     ks.dbs[1].set(b"gone", s(b"x"), Some(NOW - 1), false, NOW - 10);
     ks.dbs[1].set(b"kept", s(b"y"), Some(NOW + 1), false, NOW - 10);
-    let (back, stats) = round_trip(&ks, SaveOpts { compress: true, checksum: true });
-    assert_eq!(stats, LoadStats { keys_loaded: 1, keys_expired: 1, functions: vec![] });
+    let (back, stats) = round_trip(&ks, SaveOpts { compress: true, checksum: true, repl: None });
+    assert_eq!(stats, LoadStats { keys_loaded: 1, keys_expired: 1, functions: vec![], ..Default::default() });
     assert_eq!(back.dbs[1].expire_of(b"kept"), Some(NOW + 1));
 }
 
 #[test]
 fn compression_shrinks_repetitive_strings() {
     let ks = sample();
-    let packed = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: true, checksum: true }, 0).unwrap();
-    let plain = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: false, checksum: true }, 0).unwrap();
+    let packed = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: true, checksum: true, repl: None }, 0).unwrap();
+    let plain = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: false, checksum: true, repl: None }, 0).unwrap();
     assert!(packed.len() < plain.len(), "{} vs {}", packed.len(), plain.len());
     assert!(packed.starts_with(b"REDIS0010"));
 }
@@ -243,7 +246,8 @@ fn reads_listpack_hash_and_quicklist2() {
 
 #[test]
 fn damaged_files_are_refused_with_offsets() {
-    let good = write_rdb(&sample(), &[], Vec::new(), SaveOpts { compress: true, checksum: true }, 0).unwrap();
+    let good =
+        write_rdb(&sample(), &[], Vec::new(), SaveOpts { compress: true, checksum: true, repl: None }, 0).unwrap();
     let mut flipped = good.clone();
     let at = good.len() / 2;
     flipped[at] ^= 0x01;
@@ -276,4 +280,16 @@ fn duplicated_keys_are_refused() {
     v.extend_from_slice(&crc.to_le_bytes());
     let e = load_bytes(&v).err().expect("a key twice is corruption");
     assert!(e.msg.contains("duplicated key 'k' in DB 0"), "{e}");
+}
+
+#[test]
+fn replication_position_round_trips_in_aux_fields() {
+    let replid = *b"0123456789abcdef0123456789abcdef01234567";
+    let repl = super::save::ReplAux { stream_db: 3, replid, offset: 987_654 };
+    let opts = SaveOpts { compress: true, checksum: true, repl: Some(repl) };
+    let (_, stats) = round_trip(&sample(), opts);
+    assert_eq!(stats.repl, Some((String::from_utf8(replid.to_vec()).unwrap(), 987_654)));
+    assert_eq!(stats.repl_stream_db, 3);
+    let (_, plain) = round_trip(&sample(), SaveOpts { compress: true, checksum: true, repl: None });
+    assert_eq!(plain.repl, None);
 }
