@@ -167,6 +167,10 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
     crate::log_at!(Notice, "Replica {}:{} asks for synchronization", replica.ip(srv), replica.listening_port);
     ensure_backlog(srv);
     let r = state_mut(srv);
+    // The ping period counts from the first replica, not from the start.
+    if r.replicas.is_empty() {
+        r.last_ping_ms = now_ms;
+    }
     r.idle_since_ms = None;
     r.replicas.push(replica);
     r.sync_counts[0] += 1;
