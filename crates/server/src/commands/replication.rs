@@ -10,10 +10,10 @@ use crate::spec;
 #[rustfmt::skip]
 static SPECS: [CommandSpec; 7] = [
     spec!("wait", 3, NOSCRIPT, (0, 0, 0), wait, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", ["slow", "connection"]),
-    spec!("replicaof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, (0, 0, 0), replicaof, "server", "5.0.0", "Configure a server as replica of another, or promote it to a master.", ["admin", "slow", "dangerous"]),
-    spec!("slaveof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, (0, 0, 0), replicaof, "server", "1.0.0", "Sets a Redis server as a replica of another, or promotes it to being a master.", ["admin", "slow", "dangerous"]),
-    spec!("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, (0, 0, 0), psync, "server", "2.8.0", "An internal command used in replication", ["admin", "slow", "dangerous"]),
-    spec!("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, (0, 0, 0), psync, "server", "1.0.0", "An internal command used in replication", ["admin", "slow", "dangerous"]),
+    spec!("replicaof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, (0, 0, 0), replicaof, "server", "5.0.0", "Make the server a replica of another instance, or promote it as master.", ["admin", "slow", "dangerous"]),
+    spec!("slaveof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, (0, 0, 0), replicaof, "server", "1.0.0", "Make the server a replica of another instance, or promote it as master.", ["admin", "slow", "dangerous"]),
+    spec!("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, (0, 0, 0), psync, "server", "2.8.0", "Internal command used for replication", ["admin", "slow", "dangerous"]),
+    spec!("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, (0, 0, 0), psync, "server", "1.0.0", "Internal command used for replication", ["admin", "slow", "dangerous"]),
     spec!("replconf", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, (0, 0, 0), replconf, "server", "3.0.0", "An internal command for configuring the replication stream", ["admin", "slow", "dangerous"]),
     spec!("role", 1, NOSCRIPT | LOADING | STALE | FAST | SENTINEL, (0, 0, 0), role, "server", "2.8.12", "Return the role of the instance in the context of replication", ["admin", "fast", "dangerous"]),
 ];

@@ -676,7 +676,11 @@ impl EventLoop {
             for (slot, c) in self.srv.clients.iter() {
                 // As in Redis, subscribers, monitors and blocked clients
                 // are waiting on purpose.
-                let waiting = c.pubsub || c.monitor || self.srv.blocking.is_blocked(slot);
+                // Replication links have their own timeout (repl-timeout).
+                let waiting = c.pubsub
+                    || c.monitor
+                    || self.srv.blocking.is_blocked(slot)
+                    || c.role != crate::server::ClientRole::Normal;
                 if !waiting && now - c.last_interaction_ms > timeout_ms {
                     self.to_close.push((slot, Close::Gone("idle timeout".into())));
                 }

@@ -90,7 +90,8 @@ pub fn enabled(cfg: &Config) -> bool {
 /// CLIENT NO-EVICT (there are no master or replica clients here; MONITOR
 /// clients count as normal, as in Redis).
 pub fn evictable(c: &ClientInfo) -> bool {
-    !c.no_evict
+    // As Redis: replication links are never evicted.
+    !c.no_evict && c.role == super::ClientRole::Normal
 }
 
 /// Bytes of the arguments of the client's queued MULTI commands (CLIENT

@@ -1,5 +1,5 @@
 //! Key specs, tips and documentation of the server, connection and scripting commands (Redis 7.0.15's).
-use super::doc_flags::SYSCMD;
+use super::doc_flags::{DEPRECATED, SYSCMD};
 use super::key_flags::{ACCESS, OW, RO, RW, UPDATE};
 use super::ArgType::{Int, Key, Pat, Str};
 use super::Begin::Index;
@@ -84,6 +84,22 @@ pub(super) const TABLE: Table = &[
         .args(&[
             a("event", Str).opt().multi(),
         ])),
+    ("replicaof", m("Make the server a replica of another instance, or promote it as master.", "5.0.0", "server").cx("O(1)")
+        .args(&[
+            oneof("args", &[block("host-port", &[a("host", Str), a("port", Int)]), block("no-one", &[t("no", "NO"), t("one", "ONE")])]),
+        ])),
+    ("slaveof", m("Make the server a replica of another instance, or promote it as master.", "1.0.0", "server").cx("O(1)").doc_flags(DEPRECATED).deprecated("5.0.0").replaced_by("`REPLICAOF`")
+        .args(&[
+            oneof("args", &[block("host-port", &[a("host", Str), a("port", Int)]), block("no-one", &[t("no", "NO"), t("one", "ONE")])]),
+        ])),
+    ("psync", m("Internal command used for replication", "2.8.0", "server")
+        .args(&[
+            a("replicationid", Str),
+            a("offset", Int),
+        ])),
+    ("sync", m("Internal command used for replication", "1.0.0", "server")),
+    ("replconf", m("An internal command for configuring the replication stream", "3.0.0", "server").cx("O(1)").doc_flags(SYSCMD)),
+    ("role", m("Return the role of the instance in the context of replication", "2.8.12", "server").cx("O(1)")),
     ("restore-asking", m("An internal command for migrating keys in a cluster", "3.0.0", "server").cx("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).").doc_flags(SYSCMD)
         .keys(&[ks(OW | UPDATE, Index(1), Range(0, 1, 0))])
         .hist(&[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")])
