@@ -120,6 +120,9 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
     let outcome = if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
         let mut it = rest.split(' ');
         let replid = it.next().unwrap_or_default().to_string();
+        if replid.len() != 40 || !replid.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(io::Error::other(format!("Bad replication id from master: {reply}")));
+        }
         let offset = it.next().and_then(|o| o.parse().ok()).unwrap_or(0);
         let rdb = receive_rdb(&mut r, p, progress)?;
         Outcome::Full { replid, offset, rdb }

@@ -76,8 +76,8 @@ fn maybe_start(srv: &mut Server, now_ms: i64) {
 
 fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
     let offset = state(srv).offset;
-    let mut replid = [b'0'; 40];
-    replid.copy_from_slice(&srv.replid.as_bytes()[..40]);
+    // Always 40 characters (ours, or checked when a primary sent it).
+    let replid: [u8; 40] = srv.replid.as_bytes().try_into().unwrap_or([b'0'; 40]);
     let aux = ReplAux { stream_db: 0, replid, offset };
     let mark: Vec<u8> = eof_mark();
     let mut served = Vec::new();
