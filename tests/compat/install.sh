@@ -13,7 +13,7 @@ COMPAT="$REPO/tests/compat"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=()
-for pkg in redis-server redis-tools ruby-redis netcat-openbsd strace fonts-dejavu-core tcl tcl-tls; do
+for pkg in redis-server redis-tools redis-sentinel ruby-redis netcat-openbsd strace fonts-dejavu-core tcl tcl-tls; do
     installed "$pkg" || missing+=("$pkg")
 done
 command -v mvn >/dev/null || missing+=(maven)
@@ -30,19 +30,23 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
     "${SUDO[@]}" apt-get update -q
     "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-    if [[ " ${missing[*]} " == *" redis-server "* ]]; then
-        # Debian's package enables and (where services may start) starts a
-        # system redis on port 6379; the tests start their own servers on
-        # free ports, so make sure no stray daemon is left to confuse anyone.
+    # Debian's redis-server and redis-sentinel packages enable and (where
+    # services may start) start system daemons on 6379 and 26379; the tests
+    # start their own servers on free ports, so no stray daemon is left to
+    # confuse anyone.
+    for svc in redis-server redis-sentinel; do
+        [[ " ${missing[*]} " == *" $svc "* ]] || continue
         if [ -d /run/systemd/system ]; then
-            "${SUDO[@]}" systemctl disable --now redis-server >/dev/null 2>&1 || true
+            "${SUDO[@]}" systemctl disable --now "$svc" >/dev/null 2>&1 || true
         else
-            "${SUDO[@]}" service redis-server stop >/dev/null 2>&1 || true
+            "${SUDO[@]}" service "$svc" stop >/dev/null 2>&1 || true
         fi
-        if [ -s /run/redis/redis-server.pid ]; then
-            "${SUDO[@]}" kill "$(cat /run/redis/redis-server.pid)" 2>/dev/null || true
+        pidfile="/run/redis/$svc.pid"
+        [ "$svc" = redis-sentinel ] && pidfile=/run/sentinel/redis-sentinel.pid
+        if [ -s "$pidfile" ]; then
+            "${SUDO[@]}" kill "$(cat "$pidfile")" 2>/dev/null || true
         fi
-    fi
+    done
 else
     echo "install.sh: system packages present"
 fi

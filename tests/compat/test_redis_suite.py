@@ -51,6 +51,7 @@ SPAWNED = {
     "integration/replication-4": {},
     "integration/block-repl": {},
     "integration/psync2-reg": {},
+    "integration/failover": {},
     "unit/lazyfree": {},
     "unit/memefficiency": {},
     "unit/maxmemory": {

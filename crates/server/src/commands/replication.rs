@@ -8,13 +8,14 @@ use crate::server::blocking::TimeoutReply;
 use crate::spec;
 
 #[rustfmt::skip]
-static SPECS: [CommandSpec; 7] = [
+static SPECS: [CommandSpec; 8] = [
     spec!("wait", 3, NOSCRIPT, (0, 0, 0), wait, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", ["slow", "connection"]),
     spec!("replicaof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, (0, 0, 0), replicaof, "server", "5.0.0", "Make the server a replica of another instance, or promote it as master.", ["admin", "slow", "dangerous"]),
     spec!("slaveof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, (0, 0, 0), replicaof, "server", "1.0.0", "Make the server a replica of another instance, or promote it as master.", ["admin", "slow", "dangerous"]),
     spec!("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, (0, 0, 0), psync, "server", "2.8.0", "Internal command used for replication", ["admin", "slow", "dangerous"]),
     spec!("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, (0, 0, 0), psync, "server", "1.0.0", "Internal command used for replication", ["admin", "slow", "dangerous"]),
     spec!("replconf", -1, ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY, (0, 0, 0), replconf, "server", "3.0.0", "An internal command for configuring the replication stream", ["admin", "slow", "dangerous"]),
+    spec!("failover", -1, ADMIN | NOSCRIPT | STALE, (0, 0, 0), failover, "server", "6.2.0", "Start a coordinated failover between this server and one of its replicas.", ["admin", "slow", "dangerous"]),
     spec!("role", 1, NOSCRIPT | LOADING | STALE | FAST | SENTINEL, (0, 0, 0), role, "server", "2.8.12", "Return the role of the instance in the context of replication", ["admin", "fast", "dangerous"]),
 ];
 
@@ -60,13 +61,65 @@ fn replicaof(ctx: &mut Ctx, argv: &Argv) {
     {
         return ctx.r.error("ERR Command is not valid when client is a replica.");
     }
+    if replication::failover_active(ctx.srv) {
+        return ctx.r.error("ERR REPLICAOF not allowed while failing over.");
+    }
+    let promoted = target.is_none() && replication::is_replica(ctx.srv);
     let reply = replication::replicaof(ctx.srv, target, ctx.now);
+    if promoted {
+        let who = crate::commands::client::info_line(ctx.srv, ctx.cid);
+        crate::log_at!(Notice, "MASTER MODE enabled (user request from '{who}')");
+    }
     ctx.r.raw(reply.as_bytes());
 }
 
-/// PSYNC replid offset, or SYNC.
+/// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | FAILOVER ABORT.
+fn failover(ctx: &mut Ctx, argv: &Argv) {
+    if argv.len() == 2 && argv.is(1, "abort") {
+        return match replication::failover_abort(ctx.srv) {
+            Ok(()) => ctx.r.ok(),
+            Err(e) => ctx.r.error(&e),
+        };
+    }
+    let mut req = replication::FailoverRequest { target: None, timeout_ms: None, force: false };
+    let mut j = 1;
+    while j < argv.len() {
+        if argv.is(j, "timeout") && j + 1 < argv.len() && req.timeout_ms.is_none() {
+            match parse_i64(argv.get(j + 1)) {
+                Some(ms) if ms <= 0 => return ctx.r.error("ERR FAILOVER timeout must be greater than 0"),
+                Some(ms) => req.timeout_ms = Some(ms),
+                None => return ctx.not_integer(),
+            }
+            j += 2;
+        } else if argv.is(j, "to") && j + 2 < argv.len() && req.target.is_none() {
+            let Some(port) = parse_i64(argv.get(j + 2)) else { return ctx.not_integer() };
+            // Redis keeps the port as a long; no replica listens outside u16.
+            let port = u16::try_from(port).unwrap_or(0);
+            req.target = Some((String::from_utf8_lossy(argv.get(j + 1)).into_owned(), port));
+            j += 3;
+        } else if argv.is(j, "force") && !req.force {
+            req.force = true;
+            j += 1;
+        } else {
+            return ctx.r.error("ERR syntax error");
+        }
+    }
+    match replication::failover(ctx.srv, req, ctx.now) {
+        Ok(()) => ctx.r.ok(),
+        Err(e) => ctx.r.error(&e),
+    }
+}
+
+/// PSYNC replid offset [FAILOVER], or SYNC.
 fn psync(ctx: &mut Ctx, argv: &Argv) {
-    let args = (argv.len() == 3).then(|| (argv.get(1), argv.get(2)));
+    let args = (argv.len() >= 3).then(|| (argv.get(1), argv.get(2)));
+    let is_replica_conn = ctx.srv.clients.get(ctx.cid).is_some_and(|c| c.role == crate::server::ClientRole::Replica);
+    if argv.len() > 3 && argv.is(3, "failover") && !is_replica_conn {
+        let who = crate::commands::client::info_line(ctx.srv, ctx.cid);
+        if let Err(e) = replication::psync_failover(ctx.srv, argv.get(1), &who) {
+            return ctx.r.error(&e);
+        }
+    }
     match replication::psync(ctx.srv, ctx.cid, args, ctx.now) {
         Ok(reply) => ctx.r.raw(&reply),
         Err(e) => ctx.r.error(&e),

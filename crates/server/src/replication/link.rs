@@ -20,6 +20,8 @@ pub struct LinkParams {
     /// PSYNC's arguments: our replid and next offset, or `?` and -1.
     pub psync_id: String,
     pub psync_offset: i64,
+    /// A FAILOVER hands over: PSYNC asks the primary to take over first.
+    pub failover: bool,
     pub dir: PathBuf,
     pub timeout: Duration,
 }
@@ -47,6 +49,8 @@ pub struct Progress {
     pub total: i64,
     pub read: i64,
     pub last_io_ms: i64,
+    /// PSYNC got an answer other than FULLRESYNC or CONTINUE.
+    pub psync_refused: bool,
     pub result: Option<Result<Handoff, String>>,
 }
 
@@ -116,7 +120,11 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
     }
     ask(&["REPLCONF", "capa", "eof", "capa", "psync2"])?;
     let offset = p.psync_offset.to_string();
-    let reply = ask(&["PSYNC", &p.psync_id, &offset])?;
+    let mut psync = vec!["PSYNC", &p.psync_id, &offset];
+    if p.failover {
+        psync.push("FAILOVER");
+    }
+    let reply = ask(&psync)?;
     let outcome = if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
         let mut it = rest.split(' ');
         let replid = it.next().unwrap_or_default().to_string();
@@ -130,6 +138,9 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
         let id = rest.trim();
         Outcome::Continue { replid: (id.len() == 40).then(|| id.to_string()) }
     } else {
+        if let Ok(mut g) = progress.lock() {
+            g.psync_refused = true;
+        }
         return Err(io::Error::other(format!("Unexpected reply to PSYNC from master: {reply}")));
     };
     let leftover = r.buffer().to_vec();

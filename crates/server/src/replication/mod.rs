@@ -17,11 +17,16 @@
 //! [`cron`], [`turn`], [`client_closed`] and [`applied`], commands call the
 //! rest.
 mod backlog;
+mod failover;
 mod link;
 mod primary;
 mod replica;
 mod transfer;
 
+pub use failover::{
+    abort_command as failover_abort, active as failover_active, psync_request as psync_failover, start as failover,
+    Request as FailoverRequest,
+};
 pub use primary::{psync, replconf, wait, WaitOutcome};
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
@@ -63,6 +68,8 @@ pub struct Replication {
     sync_counts: [u64; 3],
     /// What connections said in REPLCONF before their PSYNC.
     announced: std::collections::HashMap<usize, primary::Announced>,
+    /// A FAILOVER under way.
+    failover: Option<failover::Failover>,
 }
 
 /// The part `lib.rs` installs in the server.
@@ -84,6 +91,7 @@ pub fn new_part() -> Part {
         master: None,
         sync_counts: [0; 3],
         announced: Default::default(),
+        failover: None,
     })
 }
 
@@ -183,11 +191,13 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
     transfer::cron(srv, now_ms);
     primary::cron(srv, now_ms);
     replica::cron(srv, now_ms);
+    failover::update(srv, now_ms);
 }
 
 /// Every loop turn: WAIT results and GETACKs (cheap when idle).
 pub fn turn(srv: &mut Server, now_ms: i64) -> Vec<usize> {
     primary::turn(srv, now_ms);
+    failover::update(srv, now_ms);
     std::mem::take(&mut state_mut(srv).release)
 }
 
@@ -214,7 +224,7 @@ pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(String, String)> {
     for (i, line) in primary::replica_lines(srv, now_ms).into_iter().enumerate() {
         add(&format!("slave{i}"), line);
     }
-    add("master_failover_state", "no-failover".into());
+    add("master_failover_state", failover::state_name(srv).into());
     add("master_replid", srv.replid.clone());
     add("master_replid2", r.replid2.clone());
     add("master_repl_offset", r.offset.to_string());

@@ -122,6 +122,9 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
     if srv.clients.get(cid).is_some_and(|c| c.role == ClientRole::Replica) {
         return Ok(Vec::new());
     }
+    if super::failover::active(srv) {
+        return Err("NOMASTERLINK Can't SYNC while failing over".into());
+    }
     if let Some(m) = &state(srv).master {
         if !m.link_up() {
             return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());

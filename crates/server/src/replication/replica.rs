@@ -153,10 +153,12 @@ fn promote(srv: &mut Server) {
     r.replid2 = old;
     r.second_offset = r.offset + 1;
     srv.change_replid();
+    // Our stream continues where the primary's left off, in whatever db
+    // that was: the next command must say its own.
+    srv.changes.reselect();
     srv.denials.readonly_replica = false;
     srv.set_expire_by_primary(false);
     kill_replicas(srv);
-    crate::log_at!(Notice, "MASTER MODE enabled (user request from 'id=?')");
 }
 
 fn kill_replicas(srv: &mut Server) {
@@ -227,6 +229,7 @@ fn start_link(srv: &mut Server) {
         announce_ip: (!announce_ip.is_empty()).then_some(announce_ip),
         psync_id,
         psync_offset,
+        failover: super::failover::link_takes_over(srv),
         dir: srv.config.dir.clone(),
         timeout: Duration::from_secs(cfg_num(srv, "repl-timeout", 60).max(1) as u64),
     };
@@ -244,12 +247,18 @@ pub struct MasterLinkReady(Handoff);
 pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
     let m = state_mut(srv).master.as_mut()?;
     let Link::Syncing(shared) = &m.link else { return None };
-    let result = shared.lock().ok()?.result.take()?;
+    let (result, refused) = {
+        let mut g = shared.lock().ok()?;
+        (g.result.take()?, g.psync_refused)
+    };
     match result {
         Ok(h) => Some(MasterLinkReady(h)),
         Err(e) => {
             crate::log_at!(Warning, "{e}");
             m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
+            if refused {
+                super::failover::link_answered(srv, false);
+            }
             None
         }
     }
@@ -305,6 +314,7 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(st
             crate::log_at!(Notice, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
         }
     }
+    super::failover::link_answered(srv, true);
     h.stream.set_nonblocking(true).map_err(|e| e.to_string())?;
     Ok((h.stream, h.leftover))
 }

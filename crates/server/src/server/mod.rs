@@ -424,6 +424,8 @@ pub struct Server {
     pub tracking: tracking::Tracking,
     /// CLIENT PAUSE in force, if any.
     pub pause: Option<pause::Pause>,
+    /// Each purpose's pause (CLIENT PAUSE, FAILOVER); `pause` is their union.
+    pub pauses: pause::Purposes,
     /// Whether a script command (EVAL, EVALSHA, FCALL with its first
     /// argument) may write, from the script's declared flags; installed by
     /// scripting. Without it every non-read-only script counts as a writer.
@@ -496,6 +498,7 @@ impl Server {
             pubsub: Default::default(),
             tracking: Default::default(),
             pause: None,
+            pauses: Default::default(),
             script_may_write: None,
             repl_position: None,
             evict: Default::default(),

@@ -5,6 +5,10 @@
 //! take a consistent look at the data. Postponed clients are held in
 //! [`super::blocking`] and re-run, in the order they arrived, when the
 //! pause ends (CLIENT UNPAUSE or its deadline).
+//!
+//! Two purposes may pause at once, as in Redis: CLIENT PAUSE and a
+//! FAILOVER (writes, until it ends). `Server::pause` is what is in force,
+//! the union of both; CLIENT UNPAUSE lifts only its own.
 
 /// What a pause holds back; `All` is the more restrictive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -21,31 +25,63 @@ pub struct Pause {
     pub end_ms: i64,
 }
 
+/// Each purpose's own pause; `Server::pause` is their union.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Purposes {
+    client: Option<Pause>,
+    failover: bool,
+}
+
+impl Purposes {
+    fn union(&self) -> Option<Pause> {
+        let failover = self.failover.then_some(Pause { kind: PauseKind::Write, end_ms: i64::MAX });
+        match (self.client, failover) {
+            (Some(a), Some(b)) => Some(Pause { kind: a.kind.max(b.kind), end_ms: a.end_ms.max(b.end_ms) }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 impl super::Server {
     /// Start a pause or extend the one in force: the longer end and the
     /// more restrictive kind win, as a second CLIENT PAUSE does in Redis.
     pub fn pause_clients(&mut self, kind: PauseKind, end_ms: i64) {
-        let p = match self.pause {
+        let p = match self.pauses.client {
             Some(p) => Pause { kind: p.kind.max(kind), end_ms: p.end_ms.max(end_ms) },
             None => Pause { kind, end_ms },
         };
-        self.pause = Some(p);
-        self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = true);
+        self.pauses.client = Some(p);
+        self.apply_pauses();
     }
 
-    /// Lift the pause: postponed clients are queued to run again.
+    /// Lift CLIENT PAUSE: postponed clients are queued to run again (a
+    /// failover's pause, if any, holds back what it covers once more).
     pub fn unpause_clients(&mut self) {
-        if self.pause.take().is_some() {
-            // A replica keeps expired keys for its primary's DELs.
-            let keep = self.expire_by_primary;
-            self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = keep);
-        }
-        self.blocking.release_postponed();
+        self.pauses.client = None;
+        self.apply_pauses();
     }
 
-    /// Lift a pause whose deadline has passed (cron).
+    /// A FAILOVER pauses writes until it ends or is aborted.
+    pub fn pause_for_failover(&mut self, on: bool) {
+        self.pauses.failover = on;
+        self.apply_pauses();
+    }
+
+    fn apply_pauses(&mut self) {
+        let before = self.pause;
+        self.pause = self.pauses.union();
+        // Keys stay past their expiry while paused; a replica keeps them
+        // anyway for its primary's DELs.
+        let keep = self.pause.is_some() || self.expire_by_primary;
+        self.keyspace.dbs.iter_mut().for_each(|db| db.keep_expired = keep);
+        if before.is_some() && before != self.pause {
+            self.blocking.release_postponed();
+        }
+    }
+
+    /// Lift a CLIENT PAUSE whose deadline has passed (cron).
     pub fn end_expired_pause(&mut self, now_ms: i64) {
-        if self.pause.is_some_and(|p| p.end_ms < now_ms) {
+        if self.pauses.client.is_some_and(|p| p.end_ms < now_ms) {
             self.unpause_clients();
         }
     }

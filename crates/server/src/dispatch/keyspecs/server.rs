@@ -99,6 +99,13 @@ pub(super) const TABLE: Table = &[
         ])),
     ("sync", m("Internal command used for replication", "1.0.0", "server")),
     ("replconf", m("An internal command for configuring the replication stream", "3.0.0", "server").cx("O(1)").doc_flags(SYSCMD)),
+    ("failover", m("Start a coordinated failover between this server and one of its replicas.", "6.2.0", "server").cx("O(1)")
+        .args(&[
+            block("target", &[a("host", Str), a("port", Int)]).tok("TO").opt(),
+            t("force", "FORCE").opt(),
+            t("abort", "ABORT").opt(),
+            a("milliseconds", Int).tok("TIMEOUT").opt(),
+        ])),
     ("role", m("Return the role of the instance in the context of replication", "2.8.12", "server").cx("O(1)")),
     ("restore-asking", m("An internal command for migrating keys in a cluster", "3.0.0", "server").cx("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).").doc_flags(SYSCMD)
         .keys(&[ks(OW | UPDATE, Index(1), Range(0, 1, 0))])
