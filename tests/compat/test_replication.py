@@ -160,3 +160,27 @@ def test_volley_chain_wait_and_promotion():
             assert stat(mid, "sync_partial_ok") >= 1
             info = repl_info(mid)
             assert info["role"] == "master" and info["master_replid2"] != "0" * 40
+
+
+def test_replica_serve_stale_data_no():
+    """With replica-serve-stale-data no a replica whose link is down answers
+    only STALE commands (INFO, REPLICAOF...), MASTERDOWN otherwise, also for
+    a queued command; once the link is up it serves again."""
+    with start_volley() as primary, start_volley("--replica-serve-stale-data", "no") as rep:
+        dead = primary.port + 1 if primary.port < 65535 else primary.port - 1
+        r = client(rep)
+        r.replicaof("127.0.0.1", dead)
+        with pytest.raises(redis.ResponseError, match="^Link with MASTER is down and replica-serve-stale-data"):
+            r.get("k")
+        assert r.info("replication")["master_link_status"] == "down"
+        p = r.pipeline(transaction=True)
+        p.get("k")
+        with pytest.raises(redis.ResponseError):
+            p.execute()
+        client(primary).set("k", "v")
+        r.replicaof("127.0.0.1", primary.port)
+        deadline = time.monotonic() + 20
+        while r.info("replication")["master_link_status"] != "up":
+            assert time.monotonic() < deadline, "replica never synced"
+            time.sleep(0.1)
+        assert r.get("k") == b"v"

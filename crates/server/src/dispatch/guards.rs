@@ -200,7 +200,7 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
 #[inline]
 fn refuse_writes_on_replica(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
     let d = &ctx.srv.denials;
-    if !(d.readonly_replica || d.too_few_replicas) {
+    if !(d.readonly_replica || d.too_few_replicas || d.stale_replica) {
         return Ok(());
     }
     replica_write_verdict(ctx, spec)
@@ -213,15 +213,24 @@ fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String
     if c.role == crate::server::ClientRole::Master {
         return Ok(());
     }
-    let queued_write = spec.name == "exec"
-        && c.tx.as_ref().is_some_and(|tx| tx.queued.iter().any(|(id, _)| ctx.reg.spec(*id).flags & flags::WRITE != 0));
-    if spec.flags & flags::WRITE == 0 && !queued_write {
-        return Ok(());
+    // EXEC is judged by what it would run, as Redis does.
+    let queued = |bit: u32, want: bool| {
+        spec.name == "exec"
+            && c.tx
+                .as_ref()
+                .is_some_and(|tx| tx.queued.iter().any(|(id, _)| (ctx.reg.spec(*id).flags & bit != 0) == want))
+    };
+    let d = &srv.denials;
+    if (d.readonly_replica || d.too_few_replicas) && (spec.flags & flags::WRITE != 0 || queued(flags::WRITE, true)) {
+        if d.readonly_replica {
+            return Err("READONLY You can't write against a read only replica.".to_string());
+        }
+        return Err("NOREPLICAS Not enough good replicas to write.".to_string());
     }
-    if srv.denials.readonly_replica {
-        return Err("READONLY You can't write against a read only replica.".to_string());
+    if d.stale_replica && (spec.flags & flags::STALE == 0 || queued(flags::STALE, false)) {
+        return Err("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.".to_string());
     }
-    Err("NOREPLICAS Not enough good replicas to write.".to_string())
+    Ok(())
 }
 
 /// While a script runs past `busy-reply-threshold`, only allow-busy commands

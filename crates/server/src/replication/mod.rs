@@ -321,6 +321,7 @@ pub fn config_changed(srv: &mut Server) {
     resize_backlog(srv);
     let replica = is_replica(srv);
     srv.denials.readonly_replica = replica && srv.config.replica_read_only;
+    replica::refresh_stale(srv);
     let now = crate::server::unix_ms();
     let min = cfg_num(srv, "min-replicas-to-write", 0);
     srv.denials.too_few_replicas =

@@ -140,8 +140,16 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
     });
     srv.denials.readonly_replica = srv.config.replica_read_only;
     srv.set_expire_by_primary(true);
+    refresh_stale(srv);
     crate::log_at!(Notice, "Connecting to MASTER {host}:{port}");
     "+OK\r\n".into()
+}
+
+/// `replica-serve-stale-data no` refuses most commands while the link to
+/// the primary is not up (MASTERDOWN); kept as a flag the guards test.
+pub fn refresh_stale(srv: &mut Server) {
+    let down = state(srv).master.as_ref().is_some_and(|m| !m.link_up());
+    srv.denials.stale_replica = down && !super::cfg_yes(srv, "replica-serve-stale-data", true);
 }
 
 /// REPLICAOF NO ONE: a new history that continues the old one (PSYNC2).
@@ -158,6 +166,7 @@ fn promote(srv: &mut Server) {
     srv.changes.reselect();
     srv.denials.readonly_replica = false;
     srv.set_expire_by_primary(false);
+    refresh_stale(srv);
     kill_replicas(srv);
 }
 
@@ -191,6 +200,7 @@ pub fn master_gone(srv: &mut Server, slot: usize) {
             m.down_since_ms = Some(now);
         }
     }
+    refresh_stale(srv);
 }
 
 /// Each cron tick: start the handshake when due, ACK every second, drop a
@@ -338,6 +348,7 @@ pub fn connected(srv: &mut Server, slot: usize, now_ms: i64) {
         m.down_since_ms = None;
         m.last_ack_ms = now_ms;
     }
+    refresh_stale(srv);
     send_ack(srv);
 }
 

@@ -323,6 +323,10 @@ pub struct WriteDenials {
     /// Fewer good replicas than `min-replicas-to-write` (`replication`):
     /// writes get NOREPLICAS.
     pub too_few_replicas: bool,
+    /// A replica whose link to its primary is down, with
+    /// `replica-serve-stale-data no` (`replication`): commands without the
+    /// STALE flag get MASTERDOWN.
+    pub stale_replica: bool,
 }
 
 /// What kind of script holds the server past `busy-reply-threshold` (the
