@@ -516,6 +516,13 @@ impl Db {
         true
     }
 
+    /// Size an empty db for `keys` keys, `expires` of them with a TTL
+    /// (an RDB's RESIZEDB hint).
+    pub fn reserve(&mut self, keys: usize, expires: usize) {
+        self.dict.reserve(keys);
+        self.expires.reserve(expires);
+    }
+
     /// Empty the db, handing back the old tables (FLUSHALL ASYNC drops them
     /// on another thread).
     pub fn clear(&mut self) -> (Dict<Entry>, Dict<i64>) {

@@ -261,9 +261,9 @@ impl PubSub {
 
     /// Queue the same bytes for several clients, stored once (the
     /// replication stream going to every replica).
-    pub fn push_many(&mut self, cids: &[usize], bytes: &[u8]) {
+    pub fn push_each(&mut self, cids: impl Iterator<Item = usize>, bytes: &[u8]) {
         let r = self.outbox.encode(|log| log.extend_from_slice(bytes));
-        for &cid in cids {
+        for cid in cids {
             self.outbox.add(cid, r.clone());
         }
     }

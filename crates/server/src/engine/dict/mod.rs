@@ -514,6 +514,22 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.start_rehash((self.used[0] * 2).next_power_of_two().max(INITIAL_BUCKETS));
     }
 
+    /// Size an empty table for `n` entries at once (Redis's `dictExpand`
+    /// on an RDB's RESIZEDB hint): a load then inserts without a single
+    /// rehash, and its duplicate checks walk short chains in one table.
+    /// A table that holds entries is left alone (its growth stays
+    /// incremental).
+    pub fn reserve(&mut self, n: usize) {
+        if !self.is_empty() || self.is_rehashing() || n <= self.tables[0].len() {
+            return;
+        }
+        let buckets = n.next_power_of_two().max(INITIAL_BUCKETS);
+        if sample::expand_allowed(buckets * mem::size_of::<Bucket<V>>(), 0, self.tables[0].len().max(1)) {
+            self.tables[0] = Buckets::new(buckets);
+            self.rehash_idx = 0;
+        }
+    }
+
     fn start_rehash(&mut self, n_buckets: usize) {
         self.tables[1] = Buckets::new(n_buckets);
         self.rehash_idx = 0;

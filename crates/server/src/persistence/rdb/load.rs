@@ -316,8 +316,10 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
                 db = n as usize;
             }
             OP_RESIZEDB => {
-                r.length()?;
-                r.length()?;
+                let (keys, expires) = (r.length()?, r.length()?);
+                // A hint only: a damaged one must not allocate absurdly.
+                let cap = |n: u64| n.min(1 << 30) as usize;
+                ks.dbs[db].reserve(cap(keys), cap(expires));
             }
             OP_AUX => {
                 let (k, v) = (r.string()?, r.string()?);
