@@ -9,7 +9,9 @@ so in INFO stats) and converge again. Volley-to-Volley covers chaining,
 WAIT, READONLY and promotion with REPLICAOF NO ONE. These tests always
 involve both servers, whatever VOLLEY_TEST_TARGET says.
 """
+import os
 import random
+import signal
 import time
 
 import pytest
@@ -184,3 +186,27 @@ def test_replica_serve_stale_data_no():
             assert time.monotonic() < deadline, "replica never synced"
             time.sleep(0.1)
         assert r.get("k") == b"v"
+
+
+@pytest.mark.parametrize("kind", ["redis", "volley"])
+def test_wait_counts_acks_against_the_clients_own_last_write(kind):
+    """WAIT waits for the stream up to its client's own last write (Redis's
+    `c->woff`), not for what other clients wrote since: with the replica
+    stopped (SIGSTOP, so it acknowledges nothing new), a client whose write
+    was acknowledged gets 1 at once, while one whose write came after the
+    stop gets 0."""
+    start = start_redis if kind == "redis" else start_volley
+    with start("--repl-diskless-sync-delay", "0") as primary, start() as replica:
+        client(replica).replicaof("127.0.0.1", primary.port)
+        wait_synced(primary, replica)
+        mine, other = client(primary), client(primary)
+        mine.set("mine", 1)
+        assert mine.execute_command("WAIT", 1, 5000) == 1
+        os.kill(replica.proc.pid, signal.SIGSTOP)
+        try:
+            other.set("other", 1)
+            assert other.execute_command("WAIT", 1, 300) == 0
+            assert mine.execute_command("WAIT", 1, 300) == 1
+        finally:
+            os.kill(replica.proc.pid, signal.SIGCONT)
+        assert other.execute_command("WAIT", 1, 5000) == 1

@@ -251,7 +251,9 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     // the client's buffer as they happen. Invalidations of keys this command
     // wrote, queued next, follow it, as Redis defers them.
     let before_reply = ctx.srv.pubsub.pending_len(cid);
+    ctx.srv.changes.origin = Some(cid);
     crate::server::changes::publish(ctx.srv);
+    ctx.srv.changes.origin = None;
     if ctx.srv.tracking.active() {
         ctx.srv.tracking_after_reply();
         end_caching_window(&mut ctx, argv);

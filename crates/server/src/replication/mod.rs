@@ -146,6 +146,12 @@ fn feed(srv: &mut Server, bytes: &[u8]) {
         return;
     }
     push_stream(srv, bytes);
+    if let Some(cid) = srv.changes.origin {
+        let offset = state(srv).offset;
+        if let Some(c) = srv.clients.get_mut(cid) {
+            c.woff = offset;
+        }
+    }
 }
 
 /// Append bytes to the replication stream: offset, backlog, replicas.

@@ -240,13 +240,16 @@ pub enum WaitOutcome {
     Blocked,
 }
 
-/// WAIT numreplicas with `deadline` (None: forever).
+/// WAIT numreplicas with `deadline` (None: forever). It waits for the
+/// stream up to the client's own last write, not for what other clients
+/// wrote since (Redis's `c->woff`).
 pub fn wait(srv: &mut Server, cid: usize, wanted: i64, deadline: Option<i64>, may_block: bool) -> WaitOutcome {
+    let woff = srv.clients.get(cid).map(|c| c.woff);
     let r = state_mut(srv);
     if let Some(i) = r.wait_done.iter().position(|&(c, _)| c == cid) {
         return WaitOutcome::Now(r.wait_done.swap_remove(i).1);
     }
-    let offset = r.offset;
+    let offset = woff.unwrap_or(r.offset);
     let acked = acked_at(r, offset);
     if acked >= wanted || !may_block {
         return WaitOutcome::Now(acked);

@@ -75,6 +75,10 @@ pub struct Changes {
     touched: Vec<Touched>,
     /// The running handler named the keys it changed (`Ctx::modified`).
     said: bool,
+    /// The client whose command is being handed off (none for expiries
+    /// from the cron), so the replication consumer can note the offset its
+    /// WAIT must reach.
+    pub origin: Option<usize>,
 }
 
 impl Changes {

@@ -77,6 +77,9 @@ pub struct ClientInfo {
     pub monitor: bool,
     /// Whether this connection is our primary's link or one of our replicas.
     pub role: ClientRole,
+    /// The replication offset right after this client's last command that
+    /// fed the stream (Redis's `woff`): what its WAIT waits for.
+    pub woff: i64,
     /// Output waits (a replica's stream while its snapshot is sent by
     /// someone else): the event loop does not write it yet.
     pub out_held: bool,
@@ -143,6 +146,7 @@ impl ClientInfo {
             monitor: false,
             unix: false,
             role: ClientRole::Normal,
+            woff: 0,
             out_held: false,
         }
     }
