@@ -26,12 +26,13 @@ Phases (`--phases sync,cpu,lag`):
   in a tight loop (~1 ms), the primary's `master_repl_offset` and then each
   replica's `slave_repl_offset` (INFO replication), stamping each read with
   a monotonic clock. The time lag of a replica sample (t, off) is t minus
-  the time of the first primary sample whose offset was >= off, i.e. how
-  long ago the primary had produced what the replica has applied now (0 if
-  the replica is level with the newest primary sample). The true lag lies
-  between that figure and the one against the previous primary sample, so
-  the resolution is one sampling period. p50/p99/max over all samples taken
-  while the load runs, both replicas pooled. The sampler's INFO calls cost
+  the time of the first primary sample whose offset was > off: how long the
+  oldest byte the replica still lacks has existed on the primary (0 if no
+  primary sample before t was ahead of it, i.e. the replica had caught up
+  with everything seen). The primary produced that byte somewhere between
+  that sample and the one before it, so the figure is low by at most one
+  sampling period (~1-2 ms; the sample count per run is printed). p50/p99/
+  max over all samples taken while the load runs, both replicas pooled. The sampler's INFO calls cost
   the servers some CPU, which is why the cpu phase is a separate run.
 
     python3 bench/replication.py --quick         # 200k keys, n=200k, 1 round
@@ -195,7 +196,7 @@ class LagSampler(threading.Thread):
             if not t_from <= t <= t_to:
                 continue
             i = bisect.bisect_right(times, t)  # primary samples taken before this one
-            j = bisect.bisect_left(offs, off, 0, i)  # first of them at or past `off`
+            j = bisect.bisect_right(offs, off, 0, i)  # first of them past `off`
             lags.append(0.0 if j >= i else (t - times[j]) * 1000)
             byte_lags.append(max(0, offs[i - 1] - off) if i else 0)
         lags.sort()
