@@ -8,6 +8,8 @@
 * `write_set_payload(...)` / `pipe_load(...)`: the RESP of N `SET key:%012d
   value:%010d [EX ttl]` commands, written once to a file and fed to
   `redis-cli --pipe`, which reports how many replies and errors it received.
+* `Conn`: a tiny blocking RESP client (simple, error, integer and bulk
+  replies; INFO sections as dicts) for the harnesses' own commands.
 * `PingProbe`: a thread that sends PING on its own connection every 1 ms and
   records every round trip, to find the longest stall during a load; the
   reply's kernel receive timestamp separates the server's delay from the
@@ -160,6 +162,45 @@ def pipe_load(srv, path, n, pin):
         error = f"server died (exit {srv.proc.returncode})"
     return {"wall_s": wall, "cli_core": cpu / wall if wall else 0.0, "error": error}
 
+
+
+class Conn:
+    """A tiny blocking RESP client: simple, error, integer and bulk replies."""
+
+    def __init__(self, srv, timeout=120):
+        self.s = socket.create_connection((srv.host, srv.port), timeout=timeout)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def cmd(self, *args):
+        self.s.sendall(resp(*args))
+        line = self._line()
+        if line[:1] == b"$":
+            n = int(line[1:])
+            while len(self.buf) < n + 2:
+                self._more()
+            body, self.buf = self.buf[:n], self.buf[n + 2:]
+            return body.decode()
+        return line.decode()
+
+    def _more(self):
+        chunk = self.s.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        self.buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._more()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def info(self, section):
+        """One INFO section as a dict of its fields."""
+        return dict(ln.split(":", 1) for ln in self.cmd("INFO", section).splitlines() if ":" in ln)
+
+    def close(self):
+        self.s.close()
 
 # SO_TIMESTAMPNS: the kernel stamps each received segment (CLOCK_REALTIME,
 # ns); the Python module lacks the constant on some builds. Linux value.

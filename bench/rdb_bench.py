@@ -24,7 +24,6 @@ Tables show medians and the ratio volley/redis.
 """
 import argparse
 import os
-import socket
 import sys
 import tempfile
 import threading
@@ -95,41 +94,11 @@ def safe(fn, pid):
         return 0
 
 
-class Conn:
-    """A tiny blocking RESP client: enough for INFO and BGSAVE."""
-
-    def __init__(self, srv):
-        self.s = socket.create_connection((srv.host, srv.port), timeout=120)
-        self.buf = b""
-
-    def cmd(self, *args):
-        self.s.sendall(lib_load.resp(*args))
-        line = self._line()
-        if line[:1] == b"$":
-            n = int(line[1:])
-            while len(self.buf) < n + 2:
-                self._more()
-            body, self.buf = self.buf[:n], self.buf[n + 2:]
-            return body.decode()
-        return line.decode()
-
-    def _more(self):
-        chunk = self.s.recv(1 << 16)
-        if not chunk:
-            raise ConnectionError("server closed the connection")
-        self.buf += chunk
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            self._more()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
+class Conn(lib_load.Conn):
+    """lib_load's client, plus one INFO persistence field."""
 
     def info_field(self, name):
-        for ln in self.cmd("INFO", "persistence").splitlines():
-            if ln.startswith(name + ":"):
-                return ln.split(":", 1)[1]
-        return None
+        return self.info("persistence").get(name)
 
 
 def one_run(name, payload, keys, pin):

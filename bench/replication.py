@@ -42,7 +42,6 @@ Phases (`--phases sync,cpu,lag`):
 import argparse
 import bisect
 import os
-import socket
 import sys
 import tempfile
 import threading
@@ -62,43 +61,14 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-class Conn:
-    """A tiny blocking RESP client: simple, error, integer and bulk replies."""
+class Conn(lib_load.Conn):
+    """lib_load's client; syncs can outlast its default timeout."""
 
     def __init__(self, srv, timeout=300):
-        self.s = socket.create_connection((srv.host, srv.port), timeout=timeout)
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-
-    def cmd(self, *args):
-        self.s.sendall(lib_load.resp(*args))
-        line = self._line()
-        if line[:1] == b"$":
-            n = int(line[1:])
-            while len(self.buf) < n + 2:
-                self._more()
-            body, self.buf = self.buf[:n], self.buf[n + 2:]
-            return body.decode()
-        return line.decode()
-
-    def _more(self):
-        chunk = self.s.recv(1 << 16)
-        if not chunk:
-            raise ConnectionError("server closed the connection")
-        self.buf += chunk
-
-    def _line(self):
-        while b"\r\n" not in self.buf:
-            self._more()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
+        super().__init__(srv, timeout)
 
     def repl(self):
-        """INFO replication as a dict."""
-        return dict(ln.split(":", 1) for ln in self.cmd("INFO", "replication").splitlines() if ":" in ln)
-
-    def close(self):
-        self.s.close()
+        return self.info("replication")
 
 
 def start(name, pin=None, pinned=False):
