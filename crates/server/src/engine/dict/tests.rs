@@ -115,6 +115,22 @@ fn growth_is_incremental() {
 }
 
 #[test]
+fn reserve_sizes_an_empty_table_so_a_load_never_rehashes() {
+    let mut d = Dict::new();
+    d.reserve(100_000);
+    assert_eq!(d.bucket_count(), 1 << 17);
+    for i in 0..100_000u64 {
+        assert_eq!(d.insert(&key(i), i), None);
+        assert!(!d.is_rehashing(), "insert {i} started a rehash");
+    }
+    assert_eq!(d.bucket_count(), 1 << 17);
+    // A table with entries keeps growing incrementally instead.
+    d.reserve(1 << 20);
+    assert_eq!(d.bucket_count(), 1 << 17);
+    assert!((0..100_000u64).all(|i| d.get(&key(i)) == Some(&i)));
+}
+
+#[test]
 fn shrink_waits_for_try_shrink_and_is_incremental() {
     let mut d = Dict::new();
     (0..10_000).for_each(|i| _ = d.insert(&key(i), i));
