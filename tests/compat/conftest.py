@@ -22,6 +22,7 @@ JAVA = HERE / "java"             # Maven pom + Java client programs
 PASSWORD = "compat-s3cret"
 
 sys.path.insert(0, str(REPO / "tests" / "support"))
+from certs import make_certs, server_args as tls_server_args  # noqa: E402,F401
 from servers import start_redis, start_volley  # noqa: E402
 
 TARGET = os.environ.get("VOLLEY_TEST_TARGET", "volley")
