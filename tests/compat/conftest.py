@@ -82,6 +82,14 @@ def classpath():
     return f"{classes}:{lib}/*"
 
 
+def go_build(name, package):
+    """Build the go-redis program `package` (a path under go/, e.g. "./tls")
+    into .build/go/name; its path. Callers build once per session."""
+    exe = BUILD / "go" / name
+    run(["go", "build", "-buildvcs=false", "-o", str(exe), package], cwd=HERE / "go", timeout=600)
+    return exe
+
+
 def java(classpath, srv, main, *args, timeout=120):
     """Run the Java class main (fully qualified) against srv; its stdout lines."""
     return run(["java", "-cp", classpath, main, *args],

@@ -11,7 +11,7 @@ import pytest
 from certs import P12_PASS
 from servers import free_port
 
-from .conftest import BUILD, HERE, START, cli, client_env, make_certs, run, tls_server_args
+from .conftest import START, cli, client_env, go_build, make_certs, run, tls_server_args
 
 USER, PASS = "app", "app-pass"
 
@@ -62,9 +62,7 @@ def test_jedis_over_tls(classpath, tls_server, proto):
 
 @pytest.fixture(scope="session")
 def go_tls_binary():
-    exe = BUILD / "go" / "gotls"
-    run(["go", "build", "-buildvcs=false", "-o", str(exe), "./tls"], cwd=HERE / "go", timeout=600)
-    return exe
+    return go_build("gotls", "./tls")
 
 
 def test_go_redis_over_tls(go_tls_binary, tls_server):

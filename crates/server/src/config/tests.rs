@@ -376,7 +376,9 @@ fn installed_redis_conf_parses() {
 fn config_lines_with_other_directives() {
     let mut c = Config::default();
     c.load_str("rename-command CONFIG \"\"\nuser alice on >pw ~* +@all\nreplicaof no one\n").unwrap();
-    assert_eq!(c.rename_commands, [("CONFIG".to_string(), String::new())]);
+    let rc = &c.rename_commands[0];
+    assert_eq!((rc.from.as_str(), rc.to.as_str(), rc.line), ("CONFIG", "", 1));
+    assert_eq!(rc.text, "rename-command CONFIG \"\"");
     assert_eq!(c.users.len(), 1);
     c.load_str("unixsocketperm 700").unwrap();
     assert_eq!((c.unixsocketperm, get1(&c, "unixsocketperm")), (0o700, "700".to_string()));

@@ -307,16 +307,17 @@ fn put_pushes_before_reply(ctx: &mut Ctx, reply_start: usize, len: usize) {
 }
 
 fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
+    // Recorded at lookup, as Redis does, so CLIENT LIST names queued,
+    // postponed, blocked and refused commands too (ACL LOG's client-info
+    // names the command it denies).
+    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
+        c.last_cmd = Some(id);
+    }
     if let Err(msg) = guards::check(ctx, id, spec, argv) {
         ctx.r.error(&msg);
         ctx.srv.stats.commands[id].rejected += 1;
         abort_transaction(ctx);
         return;
-    }
-    // Recorded at lookup, as Redis does, so CLIENT LIST names queued,
-    // postponed and blocked commands too.
-    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
-        c.last_cmd = Some(id);
     }
     if ctx.srv.pause.is_some() && ctx.srv.paused_for(may_write(ctx, spec, argv)) {
         return postpone(ctx, argv);
