@@ -40,7 +40,8 @@ pub fn tls_config(files: &TlsFiles) -> io::Result<Arc<ServerConfig>> {
         roots.add(ca.map_err(invalid)?).map_err(invalid)?;
     }
     let verifier = WebPkiClientVerifier::builder(Arc::new(roots)).build().map_err(invalid)?;
-    let cfg = ServerConfig::builder().with_client_cert_verifier(verifier).with_single_cert(certs, key).map_err(invalid)?;
+    let cfg =
+        ServerConfig::builder().with_client_cert_verifier(verifier).with_single_cert(certs, key).map_err(invalid)?;
     Ok(Arc::new(cfg))
 }
 
