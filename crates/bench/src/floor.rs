@@ -180,7 +180,7 @@ impl Client {
 
     /// Write what is pending; false when the peer is gone.
     fn flush(&mut self) -> bool {
-        if !matches!(self.stream.send_queued(), Ok(_)) {
+        if self.stream.send_queued().is_err() {
             return false;
         }
         while !self.out.is_empty() {

@@ -172,7 +172,7 @@ fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) 
     let state_mem = client_evict::state_memory(ctx.srv, slot);
     let user = String::from_utf8_lossy(&ctx.srv.acl.user(c.user).name).into_owned();
     if slot == ctx.cid {
-        let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
+        let argv_mem = argv.mem();
         let state = LineState { blocked: false, state_mem, subs, tracking, user };
         return client_line(c, &state, current, argv_mem, ctx.now);
     }

@@ -151,7 +151,7 @@ fn authenticate(ctx: &mut Ctx, argv: &Argv, user: &[u8], pass: &[u8]) -> bool {
         None => {
             let in_multi = ctx.client().tx.is_some();
             let context = if in_multi { Context::Multi } else { Context::Toplevel };
-            let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
+            let argv_mem = argv.mem();
             ctx.srv.acl_log(ctx.cid, Denied::Auth, (context, argv_mem), b"AUTH", Some(user));
             false
         }

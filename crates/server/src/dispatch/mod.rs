@@ -93,6 +93,11 @@ impl<'a> Argv<'a> {
     pub fn get(&self, i: usize) -> &'a [u8] {
         self.args.get(self.frame, i)
     }
+    /// The arguments' total size: CLIENT LIST's `argv-mem` of the client
+    /// running this command.
+    pub fn mem(&self) -> usize {
+        self.iter_from(0).map(<[u8]>::len).sum()
+    }
     /// Arguments `from..` as slices.
     pub fn iter_from(&self, from: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
         (from..self.len()).map(move |i| self.get(i))
