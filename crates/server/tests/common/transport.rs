@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+// What the transport tests' `use common::transport::*` needs; each other
+// test binary compiles this module without using them.
+#[allow(unused_imports)]
 pub use super::{bulk, free_port, ok, Client, Frame};
 
 /// A volley-server with its own directory; killed on drop.
