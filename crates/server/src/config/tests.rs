@@ -409,3 +409,12 @@ fn percent_values_and_hidden_options() {
     assert!(c.get(&[b"*"]).iter().all(|(name, _)| name != "key-load-delay"));
     assert!(c.get(&[b"key-load-*"]).is_empty());
 }
+
+#[test]
+fn shutdown_on_sigint_without_a_value_is_refused() {
+    // unit/introspection's "redis-server command line arguments - error cases".
+    let mut c = Config::default();
+    let e = c.load_str("shutdown-on-sigint\n").unwrap_err().to_string();
+    assert!(e.contains("argument(s) must be one of the following: default, save, nosave, now, force"), "{e}");
+    assert!(Config::default().load_str("shutdown-on-sigint nosave now\n").is_ok());
+}
