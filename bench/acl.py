@@ -14,16 +14,14 @@ ratio restricted/default, which the issue wants at most 1.05 at -P 16.
     python3 bench/acl.py [--server target/release/volley-server] [--rounds 5]
 """
 import argparse
-import collections
 import contextlib
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "support"))
-import lib_load  # noqa: E402
+import lib_rounds  # noqa: E402
 import lib_sys  # noqa: E402
 import servers  # noqa: E402
-from lib_report import median  # noqa: E402
 
 RESTRICTED = ["--user", "default", "on", "nopass", "+@read", "+@write", "~key:*"]
 NAMES = ("default", "restricted")
@@ -32,54 +30,23 @@ NAMES = ("default", "restricted")
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--server", default=servers.volley_bin(), help="volley-server binary")
-    p.add_argument("-n", type=int, default=400_000, help="requests per redis-benchmark run")
-    p.add_argument("--depths", default="1,16", help="pipeline depths (-P), comma-separated")
-    p.add_argument("--tests", default="set,get", help="redis-benchmark tests (-t)")
-    p.add_argument("--rounds", type=int, default=5, help="alternating rounds")
-    p.add_argument("--no-pin", action="store_true")
-    a = p.parse_args(argv)
-    a.depths = [int(d) for d in a.depths.split(",")]
-    a.tests = a.tests.split(",")
-    return a
+    lib_rounds.add_arguments(p, n=400_000, depths="1,16", tests="set,get", rounds=5)
+    return lib_rounds.finish_args(p.parse_args(argv))
 
 
 def measure(args, pin):
-    runs = collections.defaultdict(list)
     with contextlib.ExitStack() as stack:
         srvs = {}
         for name in NAMES:
             srv = stack.enter_context(servers.Server(args.server, RESTRICTED if name == "restricted" else ()))
             pin.pin_server(srv.proc.pid)
             srvs[name] = srv
-        for rnd in range(args.rounds):
-            for depth in args.depths:
-                for test in args.tests:
-                    # Alternate which server goes first, so neither always
-                    # runs on the warmer (or busier) half of a round.
-                    order = NAMES if rnd % 2 == 0 else NAMES[::-1]
-                    for name in order:
-                        r = lib_load.run_benchmark(srvs[name], test, depth, args.n, pin)
-                        if "error" in r:
-                            sys.exit(f"{name} {test} -P {depth}: {r['error']}")
-                        runs[(test, depth, name)].append(r)
-                        print(f"[acl] round {rnd + 1}/{args.rounds} {test.upper():4} -P {depth:<3} {name:10} "
-                              f"{r['server_ns_per_cmd']:7.0f} ns/cmd {r['rps']:>11,.0f} rps", file=sys.stderr, flush=True)
-    return runs
+        return lib_rounds.alternating_rounds(srvs, args, pin, "acl", flip=True)
 
 
-def report(args, runs):
-    head = ("test", "default ns/cmd", "restricted ns/cmd", "restricted/default", "default rps", "restricted rps")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for test in args.tests:
-        for depth in args.depths:
-            ns = {n: median([r["server_ns_per_cmd"] for r in runs[(test, depth, n)]]) for n in NAMES}
-            rps = {n: median([r["rps"] for r in runs[(test, depth, n)]]) for n in NAMES}
-            row = (f"{test.upper()} -P {depth}", f"{ns['default']:,.0f}", f"{ns['restricted']:,.0f}",
-                   f"{ns['restricted'] / ns['default']:.3f}", f"{rps['default']:,.0f}", f"{rps['restricted']:,.0f}")
-            print("| " + " | ".join(row) + " |")
-    res = 1e9 / lib_sys.CLK_TCK / args.n
-    print(f"\nmedians of {args.rounds} alternating rounds, n={args.n:,}; CPU resolution {res:.0f} ns/command")
+def row(label, ns, rps):
+    return (label, f"{ns['default']:,.0f}", f"{ns['restricted']:,.0f}", f"{ns['restricted'] / ns['default']:.3f}",
+            f"{rps['default']:,.0f}", f"{rps['restricted']:,.0f}")
 
 
 def main(argv=None):
@@ -88,7 +55,8 @@ def main(argv=None):
         sys.exit(f"no volley-server at {args.server}")
     pin = lib_sys.Pinning(enabled=not args.no_pin)
     print(f"[acl] {pin.describe()}", file=sys.stderr)
-    report(args, measure(args, pin))
+    head = ("test", "default ns/cmd", "restricted ns/cmd", "restricted/default", "default rps", "restricted rps")
+    lib_rounds.report(args, measure(args, pin), NAMES, head, row)
     return 0
 
 

@@ -22,6 +22,7 @@ JAVA = HERE / "java"             # Maven pom + Java client programs
 PASSWORD = "compat-s3cret"
 
 sys.path.insert(0, str(REPO / "tests" / "support"))
+from certs import make_certs, server_args as tls_server_args  # noqa: E402,F401
 from servers import start_redis, start_volley  # noqa: E402
 
 TARGET = os.environ.get("VOLLEY_TEST_TARGET", "volley")
@@ -79,6 +80,14 @@ def classpath():
     run(["javac", "-d", str(classes), "-cp", f"{lib}/*",
          *map(str, sorted(JAVA.rglob("*.java")))], timeout=300)
     return f"{classes}:{lib}/*"
+
+
+def go_build(name, package):
+    """Build the go-redis program `package` (a path under go/, e.g. "./tls")
+    into .build/go/name; its path. Callers build once per session."""
+    exe = BUILD / "go" / name
+    run(["go", "build", "-buildvcs=false", "-o", str(exe), package], cwd=HERE / "go", timeout=600)
+    return exe
 
 
 def java(classpath, srv, main, *args, timeout=120):

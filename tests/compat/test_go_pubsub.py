@@ -6,14 +6,12 @@ null-channel reply) and PUBSUB NUMSUB/CHANNELS/NUMPAT. The Go program
 (go/pubsub) checks each step itself and the test pins its whole output."""
 import pytest
 
-from .conftest import BUILD, HERE, client_env, run
+from .conftest import client_env, go_build, run
 
 
 @pytest.fixture(scope="session")
 def go_pubsub_binary():
-    exe = BUILD / "go" / "gopubsub"
-    run(["go", "build", "-buildvcs=false", "-o", str(exe), "./pubsub"], cwd=HERE / "go", timeout=600)
-    return exe
+    return go_build("gopubsub", "./pubsub")
 
 
 EXPECTED = """\

@@ -4,14 +4,12 @@ import re
 
 import pytest
 
-from .conftest import BUILD, HERE, client_env, run
+from .conftest import client_env, go_build, run
 
 
 @pytest.fixture(scope="session")
 def go_binary():
-    exe = BUILD / "go" / "goseed"
-    run(["go", "build", "-buildvcs=false", "-o", str(exe), "."], cwd=HERE / "go", timeout=600)
-    return exe
+    return go_build("goseed", ".")
 
 
 def test_go_redis_pipelining(go_binary, server):

@@ -11,28 +11,18 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "support"))
 from servers import free_port, start_volley  # noqa: E402
 
-redis = pytest.importorskip("redis")
+from .conftest import make_certs, tls_server_args  # noqa: E402
 
-CERTS = r"""
-set -e
-printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' > ext.cnf
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj '/CN=compat CA'
-for n in server client; do
-  openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr -subj "/CN=$n"
-  openssl x509 -req -in $n.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $n.crt -days 2 -extfile ext.cnf
-done
-"""
+redis = pytest.importorskip("redis")
 
 
 @pytest.fixture(scope="module")
 def tserver(tmp_path_factory):
     d = tmp_path_factory.mktemp("transports")
-    subprocess.run(["sh", "-c", CERTS], cwd=d, check=True, capture_output=True)
+    make_certs(d)
     sock = str(d / "v.sock")
     tls_port = free_port()
-    args = ["--unixsocket", sock, "--unixsocketperm", "770", "--tls-port", str(tls_port),
-            "--tls-cert-file", str(d / "server.crt"), "--tls-key-file", str(d / "server.key"),
-            "--tls-ca-cert-file", str(d / "ca.crt")]
+    args = ["--unixsocket", sock, "--unixsocketperm", "770", *tls_server_args(d, tls_port)]
     with start_volley(*args) as srv:
         srv.sock, srv.tls_port, srv.certs = sock, tls_port, d
         yield srv

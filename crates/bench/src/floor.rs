@@ -16,15 +16,18 @@
 //! `SUBSCRIBE` makes a connection a subscriber, and every `PUBLISH` of a
 //! turn is copied to each subscriber and written once at the end of the
 //! turn, as Volley delivers.
+//!
+//! It listens on TCP, a Unix socket and TLS as asked (`floor_io`), so the
+//! floor of each transport is measured over that transport.
 use std::collections::HashMap;
 use std::io::{self, ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+
+use crate::floor_io::{Listener, Stream};
 
 /// Smallest free space offered to a read.
 const MIN_READ: usize = 16 << 10;
-/// Token of the listening socket in the epoll set.
-const LISTENER: u64 = u64::MAX;
+/// Tokens at and above this one are listening sockets in the epoll set.
+const LISTENER: u64 = u64::MAX - 8;
 
 /// The canned reply for a command name (any case).
 pub fn reply_for(name: &[u8]) -> &'static [u8] {
@@ -145,7 +148,7 @@ fn bulk(out: &mut Vec<u8>, b: &[u8]) {
 }
 
 struct Client {
-    stream: TcpStream,
+    stream: Stream,
     input: Vec<u8>,
     used: usize,
     out: Vec<u8>,
@@ -177,6 +180,9 @@ impl Client {
 
     /// Write what is pending; false when the peer is gone.
     fn flush(&mut self) -> bool {
+        if self.stream.send_queued().is_err() {
+            return false;
+        }
         while !self.out.is_empty() {
             match self.stream.write(&self.out) {
                 Ok(n) => drop(self.out.drain(..n)),
@@ -217,16 +223,16 @@ fn epoll_ctl(ep: i32, op: i32, fd: i32, events: u32, token: u64) -> io::Result<(
     Ok(())
 }
 
-/// Serve on 127.0.0.1:`port` until killed.
-pub fn serve(port: u16) -> io::Result<()> {
-    let listener = TcpListener::bind(("127.0.0.1", port))?;
-    listener.set_nonblocking(true)?;
+/// Serve on `listeners` until killed.
+pub fn serve(listeners: Vec<Listener>) -> io::Result<()> {
     // SAFETY: plain syscall; the descriptor is checked below.
     let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
     if ep < 0 {
         return Err(io::Error::last_os_error());
     }
-    epoll_ctl(ep, libc::EPOLL_CTL_ADD, listener.as_raw_fd(), libc::EPOLLIN as u32, LISTENER)?;
+    for (i, l) in listeners.iter().enumerate() {
+        epoll_ctl(ep, libc::EPOLL_CTL_ADD, l.fd(), libc::EPOLLIN as u32, LISTENER + i as u64)?;
+    }
     let mut clients: HashMap<u64, Client> = HashMap::new();
     let mut ch = Channel::default();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 512];
@@ -242,11 +248,9 @@ pub fn serve(port: u16) -> io::Result<()> {
         }
         for ev in &events[..n as usize] {
             let token = ev.u64;
-            if token == LISTENER {
-                while let Ok((stream, _)) = listener.accept() {
-                    stream.set_nonblocking(true)?;
-                    stream.set_nodelay(true)?;
-                    let fd = stream.as_raw_fd();
+            if token >= LISTENER {
+                while let Ok(Some(stream)) = listeners[(token - LISTENER) as usize].accept() {
+                    let fd = stream.fd();
                     let flags = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32;
                     epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, flags, fd as u64)?;
                     let client = Client { stream, input: Vec::new(), used: 0, out: Vec::new(), subscriber: false };

@@ -17,6 +17,7 @@ pub mod cache;
 pub mod cache_probe;
 pub mod conn;
 pub mod floor;
+pub mod floor_io;
 pub mod meter;
 pub mod multiplex;
 pub mod plot;

@@ -43,10 +43,10 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
 /// The command table with the config file's `rename-command` lines applied.
 pub fn registry_for(config: &Config) -> Result<dispatch::Registry, config::ConfigError> {
     let mut r = registry();
-    for (from, to) in &config.rename_commands {
-        r.rename(from, to).map_err(|msg| config::ConfigError::Directive {
-            line: 0,
-            text: format!("rename-command {from} {to}"),
+    for rc in &config.rename_commands {
+        r.rename(&rc.from, &rc.to).map_err(|msg| config::ConfigError::Directive {
+            line: rc.line,
+            text: rc.text.clone(),
             msg: msg.to_string(),
         })?;
     }

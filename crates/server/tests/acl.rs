@@ -155,3 +155,35 @@ fn requirepass_is_the_default_users_password() {
     let mut d = srv.client();
     assert_eq!(d.cmd(&["GET", "x"]), Frame::Null);
 }
+
+/// The `client-info` field of the newest ACL LOG entry.
+fn last_client_info(admin: &mut Client) -> String {
+    let Frame::Array(entries) = admin.cmd(&["ACL", "LOG", "1"]) else { panic!("ACL LOG is an array") };
+    let Some(Frame::Array(fields)) = entries.first() else { panic!("no ACL LOG entry") };
+    let at = fields.iter().position(|f| text(f) == "client-info").expect("client-info field");
+    text(&fields[at + 1])
+}
+
+#[test]
+fn acl_log_client_info_describes_the_denied_command() {
+    // As Redis 7.0.15: the entry's client-info is the client as the denial
+    // found it, running the denied command (cmd=, argv-mem=), not the one
+    // before it.
+    let srv = TestServer::start(&[]);
+    let mut admin = srv.client();
+    assert_eq!(admin.cmd(&["ACL", "SETUSER", "u", "on", ">p", "~a*", "+get", "+set", "+multi", "+exec"]), ok());
+    let mut u = login(&srv, "u", "p");
+    assert_eq!(u.cmd(&["GET", "a"]), Frame::Null);
+    assert!(matches!(u.cmd(&["INCR", "a"]), Frame::Error(_)));
+    let info = last_client_info(&mut admin);
+    assert!(info.contains(" argv-mem=5 ") && info.contains(" cmd=incr user=u "), "{info}");
+    assert_eq!(u.cmd(&["MULTI"]), ok());
+    assert_eq!(u.cmd(&["SET", "a", "1"]), simple("QUEUED"));
+    assert_eq!(u.cmd(&["GET", "zz"]), err(NOPERM_KEYS));
+    let info = last_client_info(&mut admin);
+    assert!(info.contains(" flags=x ") && info.contains(" argv-mem=5 ") && info.contains(" cmd=get "), "{info}");
+    let mut anon = srv.client();
+    assert!(matches!(anon.cmd(&["AUTH", "u", "wrong"]), Frame::Error(_)));
+    let info = last_client_info(&mut admin);
+    assert!(info.contains(" argv-mem=10 ") && info.contains(" cmd=auth user=default "), "{info}");
+}

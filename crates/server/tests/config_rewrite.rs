@@ -155,14 +155,25 @@ fn rename_command_survives_rewrite_and_restart() {
 
 #[test]
 fn rename_of_an_unknown_command_stops_the_server() {
-    let conf = ConfDir::new("badrename", "rename-command nosuchcmd foo\n");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_volley-server"))
-        .args([conf.path().to_str().unwrap(), "--port", "0"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert!(text.contains("No such command in rename-command"), "{text}");
+    // Redis names the offending line: of the file, or of the command-line
+    // options appended after it (as their quoted text).
+    let conf = ConfDir::new("badrename", "# renames\n\nrename-command nosuchcmd foo\n");
+    let fatal = |conf: &ConfDir, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_volley-server"))
+            .arg(conf.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let text = fatal(&conf, &["--port", "0"]);
+    let want = "at line 3\n>>> 'rename-command nosuchcmd foo'\nNo such command in rename-command";
+    assert!(text.contains(want), "{text}");
+    let conf = ConfDir::new("badrename2", "port 0\n");
+    let text = fatal(&conf, &["--rename-command", "get", "set"]);
+    let want = "at line 3\n>>> 'rename-command \"get\" \"set\"'\nTarget command name already exists";
+    assert!(text.contains(want), "{text}");
 }
 
 #[test]

@@ -2,19 +2,19 @@
 //! certificate modes, protocol choice, session resumption, CONFIG SET
 //! reloading certificates and moving the port, and the batch property (a
 //! pipeline's replies leave in one write) holding through TLS.
-mod transport_support;
+mod common;
 
 use std::io::Write;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::transport::*;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, StreamOwned, SupportedProtocolVersion};
-use transport_support::*;
 
-type Tls = Conn<StreamOwned<ClientConnection, TcpStream>>;
+type Tls = Client<StreamOwned<ClientConnection, TcpStream>>;
 
 struct TlsServer {
     srv: Spawned,
@@ -72,7 +72,7 @@ fn connect_with(port: u16, cfg: Arc<ClientConfig>) -> std::io::Result<Tls> {
     while conn.is_handshaking() {
         conn.complete_io(&mut sock)?;
     }
-    Ok(Conn::new(StreamOwned::new(conn, sock)))
+    Ok(Client::new(StreamOwned::new(conn, sock)))
 }
 
 fn connect(s: &TlsServer) -> Tls {
@@ -111,7 +111,7 @@ fn tcp_and_tls_ports_serve_at_once() {
     let s = start(true, &[]);
     let mut t = connect(&s);
     assert_eq!(t.cmd(&["SET", "k", "over-tls"]), ok());
-    let mut plain = Conn::new(TcpStream::connect(("127.0.0.1", s.tcp)).unwrap());
+    let mut plain = Client::new(TcpStream::connect(("127.0.0.1", s.tcp)).unwrap());
     assert_eq!(plain.cmd(&["GET", "k"]), bulk("over-tls"));
     let me = text(&t.cmd(&["CLIENT", "INFO"]));
     assert!(me.contains(&format!("laddr=127.0.0.1:{} ", s.tls)), "{me}");
@@ -236,7 +236,7 @@ fn protocols_can_be_narrowed() {
     assert!(try_ping(connect_with(s.tls, only13)).is_err());
     let only12 = Arc::new(client_config(&s.certs, Some("client"), &[&rustls::version::TLS12]));
     assert_eq!(try_ping(connect_with(s.tls, only12)), Ok(pong()));
-    let mut admin = Conn::new(TcpStream::connect(("127.0.0.1", s.tcp)).unwrap());
+    let mut admin = Client::new(TcpStream::connect(("127.0.0.1", s.tcp)).unwrap());
     let bad = text(&admin.cmd(&["CONFIG", "SET", "tls-protocols", "SSLv3"]));
     assert!(bad.contains("Unable to update TLS configuration"), "{bad}");
 }
@@ -258,7 +258,7 @@ fn sessions_resume_unless_caching_is_off() {
 #[test]
 fn config_set_reloads_certificates_and_moves_the_port() {
     let s = start(true, &[]);
-    let mut admin = Conn::new(TcpStream::connect(("127.0.0.1", s.tcp)).unwrap());
+    let mut admin = Client::new(TcpStream::connect(("127.0.0.1", s.tcp)).unwrap());
     let served_cn = |port: u16| {
         let c = connect_with(port, Arc::new(client_config(&s.certs, Some("client"), &all_versions()))).unwrap();
         let der = c.stream.conn.peer_certificates().unwrap()[0].to_vec();

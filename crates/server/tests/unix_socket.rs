@@ -1,13 +1,13 @@
 //! Black-box tests of the Unix socket listener (`unixsocket`,
 //! `unixsocketperm`), `port 0`, several `bind` addresses, and protected
 //! mode as seen from a loopback address other than 127.0.0.1.
-mod transport_support;
+mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use transport_support::*;
+use common::transport::*;
 
 /// A server with TCP on a free port and the Unix socket `s.sock` in its dir.
 fn start_unix(extra: &[&str]) -> (Spawned, String, u16) {
@@ -27,10 +27,10 @@ fn start_unix(extra: &[&str]) -> (Spawned, String, u16) {
     panic!("could not start a server with a Unix socket");
 }
 
-fn unix(path: &str) -> Conn<UnixStream> {
+fn unix(path: &str) -> Client<UnixStream> {
     let s = UnixStream::connect(path).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    Conn::new(s)
+    Client::new(s)
 }
 
 #[test]
@@ -187,7 +187,7 @@ fn several_bind_addresses_and_optional_ones() {
             .collect();
         let Some(srv) = Spawned::start(&dir, &args, "Ready to accept connections") else { continue };
         for host in ["127.0.0.1", "127.0.0.2"] {
-            let mut c = Conn::new(std::net::TcpStream::connect((host, port)).unwrap());
+            let mut c = Client::new(std::net::TcpStream::connect((host, port)).unwrap());
             assert_eq!(c.cmd(&["PING"]), Frame::Simple(b"PONG".to_vec()), "{host}");
         }
         drop(srv);
@@ -221,7 +221,7 @@ fn protected_server(extra: &[&str]) -> (Spawned, u16) {
 /// traffic, but Redis trusts only the peers 127.0.0.1 and ::1. Opened
 /// with `net::outgoing::connect` and `bind-source-addr`, so this also
 /// shows that helper binding the source address.
-fn connect_from_127_0_0_2(port: u16) -> Conn<std::net::TcpStream> {
+fn connect_from_127_0_0_2(port: u16) -> Client<std::net::TcpStream> {
     use std::os::fd::{FromRawFd, IntoRawFd};
     let mut cfg = volley::config::Config::default();
     cfg.other.insert("bind-source-addr", "127.0.0.2".into());
@@ -232,7 +232,7 @@ fn connect_from_127_0_0_2(port: u16) -> Conn<std::net::TcpStream> {
     s.set_nonblocking(false).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     assert_eq!(s.local_addr().unwrap().ip().to_string(), "127.0.0.2");
-    Conn::new(s)
+    Client::new(s)
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn protected_mode_denies_peers_other_than_loopback_without_a_password() {
     let got = String::from_utf8(remote.read_to_close()).unwrap();
     assert!(got.starts_with("-DENIED Redis is running in protected mode because protected mode is enabled"), "{got}");
     assert!(got.ends_with("accepting connections from the outside.\r\n"), "{got}");
-    let mut local = Conn::new(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
+    let mut local = Client::new(std::net::TcpStream::connect(("127.0.0.1", port)).unwrap());
     assert_eq!(local.cmd(&["PING"]), Frame::Simple(b"PONG".to_vec()));
     let stats = text(&local.cmd(&["INFO", "stats"]));
     assert!(stats.contains("rejected_connections:1\r\n"), "{stats}");

@@ -172,7 +172,7 @@ fn line_for(ctx: &Ctx, slot: usize, c: &ClientInfo, current: &str, argv: &Argv) 
     let state_mem = client_evict::state_memory(ctx.srv, slot);
     let user = String::from_utf8_lossy(&ctx.srv.acl.user(c.user).name).into_owned();
     if slot == ctx.cid {
-        let argv_mem = argv.iter_from(0).map(<[u8]>::len).sum();
+        let argv_mem = argv.mem();
         let state = LineState { blocked: false, state_mem, subs, tracking, user };
         return client_line(c, &state, current, argv_mem, ctx.now);
     }
@@ -507,7 +507,7 @@ fn help(ctx: &mut Ctx, _argv: &Argv) {
 
 /// The CLIENT INFO line of client `slot` outside a command of its own
 /// (ACL LOG's `client-info`); the command shown is its last one.
-pub fn info_line(srv: &Server, slot: usize) -> String {
+pub fn info_line(srv: &Server, slot: usize, argv_mem: usize) -> String {
     let Some(c) = srv.clients.get(slot) else { return String::new() };
     let subs = srv.pubsub.subs(slot).map_or((0, 0, 0), |s| (s.channels.len(), s.patterns.len(), s.shard.len()));
     let tracking = srv.tracking.client(slot).cloned();
@@ -515,5 +515,5 @@ pub fn info_line(srv: &Server, slot: usize) -> String {
     let user = String::from_utf8_lossy(&srv.acl.user(c.user).name).into_owned();
     let cmd = c.last_cmd.and_then(|id| srv.acl.catalog.cmds.get(id)).map_or("NULL", |e| e.name.as_str());
     let blocked = srv.blocking.is_blocked(slot);
-    client_line(c, &LineState { blocked, state_mem, subs, tracking, user }, cmd, 0, crate::server::unix_ms())
+    client_line(c, &LineState { blocked, state_mem, subs, tracking, user }, cmd, argv_mem, crate::server::unix_ms())
 }

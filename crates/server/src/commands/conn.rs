@@ -140,7 +140,7 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 
 /// Log the client in as `user` if `pass` opens it; a failure is logged in
 /// the ACL log (reason `auth`, object `AUTH`), as Redis does.
-fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
+fn authenticate(ctx: &mut Ctx, argv: &Argv, user: &[u8], pass: &[u8]) -> bool {
     match ctx.srv.acl.check_credentials(user, pass) {
         Some(slot) => {
             let c = ctx.client();
@@ -151,7 +151,8 @@ fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> bool {
         None => {
             let in_multi = ctx.client().tx.is_some();
             let context = if in_multi { Context::Multi } else { Context::Toplevel };
-            ctx.srv.acl_log(ctx.cid, Denied::Auth, context, b"AUTH", Some(user));
+            let argv_mem = argv.mem();
+            ctx.srv.acl_log(ctx.cid, Denied::Auth, (context, argv_mem), b"AUTH", Some(user));
             false
         }
     }
@@ -168,7 +169,7 @@ fn auth(ctx: &mut Ctx, argv: &Argv) {
              Are you sure your configuration is correct?",
         );
     }
-    if authenticate(ctx, user, pass) {
+    if authenticate(ctx, argv, user, pass) {
         ctx.r.ok();
     } else {
         ctx.r.error(WRONGPASS);
@@ -195,7 +196,7 @@ fn hello(ctx: &mut Ctx, argv: &Argv) {
     while i < argv.len() {
         let more = argv.len() - i - 1;
         if argv.is(i, "auth") && more >= 2 {
-            if !authenticate(ctx, argv.get(i + 1), argv.get(i + 2)) {
+            if !authenticate(ctx, argv, argv.get(i + 1), argv.get(i + 2)) {
                 return ctx.r.error(WRONGPASS);
             }
             i += 3;

@@ -67,7 +67,7 @@ fn replicaof(ctx: &mut Ctx, argv: &Argv) {
     let promoted = target.is_none() && replication::is_replica(ctx.srv);
     let reply = replication::replicaof(ctx.srv, target, ctx.now);
     if promoted {
-        let who = crate::commands::client::info_line(ctx.srv, ctx.cid);
+        let who = crate::commands::client::info_line(ctx.srv, ctx.cid, argv.mem());
         crate::log_at!(Notice, "MASTER MODE enabled (user request from '{who}')");
     }
     ctx.r.raw(reply.as_bytes());
@@ -115,7 +115,7 @@ fn psync(ctx: &mut Ctx, argv: &Argv) {
     let args = (argv.len() >= 3).then(|| (argv.get(1), argv.get(2)));
     let is_replica_conn = ctx.srv.clients.get(ctx.cid).is_some_and(|c| c.role == crate::server::ClientRole::Replica);
     if argv.len() > 3 && argv.is(3, "failover") && !is_replica_conn {
-        let who = crate::commands::client::info_line(ctx.srv, ctx.cid);
+        let who = crate::commands::client::info_line(ctx.srv, ctx.cid, argv.mem());
         if let Err(e) = replication::psync_failover(ctx.srv, argv.get(1), &who) {
             return ctx.r.error(&e);
         }

@@ -283,7 +283,7 @@ pub struct Config {
     /// MODULE command: `no`, `yes` or `local`.
     pub enable_module_command: String,
     /// `rename-command <name> <new-name>` lines, in order (config file only).
-    pub rename_commands: Vec<(String, String)>,
+    pub rename_commands: Vec<RenameCommand>,
     /// `user ...` ACL lines, as their arguments (config file only).
     pub users: Vec<Vec<String>>,
     /// Accepted options without a field: name → CONFIG GET text.
@@ -485,7 +485,7 @@ impl Config {
             if args.is_empty() {
                 continue;
             }
-            match self.directive(&args, loader) {
+            match self.directive(&args, loader, (i + 1, line)) {
                 Ok(()) => {}
                 Err(Fatal::Msg(msg)) => return Err(fail(&msg)),
                 Err(Fatal::Nested(e)) => return Err(e),
@@ -494,16 +494,17 @@ impl Config {
         Ok(())
     }
 
-    /// Applies one config-file directive.
-    fn directive(&mut self, args: &[Vec<u8>], loader: &mut Loader) -> Result<(), Fatal> {
+    /// Applies one config-file directive, found at `at` (line number, text).
+    fn directive(&mut self, args: &[Vec<u8>], loader: &mut Loader, at: (usize, &[u8])) -> Result<(), Fatal> {
         const BAD: &str = "Bad directive or wrong number of arguments";
         let name = args[0].to_ascii_lowercase();
         let words = || -> Vec<String> { args[1..].iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect() };
         match (name.as_slice(), args.len()) {
             (b"include", 2) => return self.include(&args[1], loader),
             (b"rename-command", 3) => {
-                let w = words();
-                self.rename_commands.push((w[0].clone(), w[1].clone()));
+                let [from, to] = <[String; 2]>::try_from(words()).expect("two words");
+                let (line, text) = (at.0, String::from_utf8_lossy(at.1).into_owned());
+                self.rename_commands.push(RenameCommand { from, to, line, text });
                 return Ok(());
             }
             (b"user", n) if n >= 2 => {
@@ -550,6 +551,16 @@ impl Config {
 
 /// Why a directive failed: a message for the current line, or an error
 /// already located in an included file.
+/// A `rename-command` line, applied once the command table exists; where it
+/// was is kept for the error that names its line, as Redis's does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenameCommand {
+    pub from: String,
+    pub to: String,
+    pub line: usize,
+    pub text: String,
+}
+
 enum Fatal {
     Msg(String),
     Nested(ConfigError),

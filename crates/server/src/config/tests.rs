@@ -376,7 +376,9 @@ fn installed_redis_conf_parses() {
 fn config_lines_with_other_directives() {
     let mut c = Config::default();
     c.load_str("rename-command CONFIG \"\"\nuser alice on >pw ~* +@all\nreplicaof no one\n").unwrap();
-    assert_eq!(c.rename_commands, [("CONFIG".to_string(), String::new())]);
+    let rc = &c.rename_commands[0];
+    assert_eq!((rc.from.as_str(), rc.to.as_str(), rc.line), ("CONFIG", "", 1));
+    assert_eq!(rc.text, "rename-command CONFIG \"\"");
     assert_eq!(c.users.len(), 1);
     c.load_str("unixsocketperm 700").unwrap();
     assert_eq!((c.unixsocketperm, get1(&c, "unixsocketperm")), (0o700, "700".to_string()));
@@ -406,4 +408,13 @@ fn percent_values_and_hidden_options() {
     assert_eq!(get1(&c, "key-load-delay"), "0");
     assert!(c.get(&[b"*"]).iter().all(|(name, _)| name != "key-load-delay"));
     assert!(c.get(&[b"key-load-*"]).is_empty());
+}
+
+#[test]
+fn shutdown_on_sigint_without_a_value_is_refused() {
+    // unit/introspection's "redis-server command line arguments - error cases".
+    let mut c = Config::default();
+    let e = c.load_str("shutdown-on-sigint\n").unwrap_err().to_string();
+    assert!(e.contains("argument(s) must be one of the following: default, save, nosave, now, force"), "{e}");
+    assert!(Config::default().load_str("shutdown-on-sigint nosave now\n").is_ok());
 }

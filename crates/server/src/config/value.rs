@@ -327,17 +327,15 @@ pub(super) fn show_notify(flags: u32) -> String {
     out
 }
 
-/// Words from a fixed vocabulary (`shutdown-on-sigint save now`, ...).
+/// Words from a fixed vocabulary (`shutdown-on-sigint save now`, ...); no
+/// word at all (`--shutdown-on-sigint` without a value) is refused too, as
+/// Redis's multi-argument enums do.
 pub(super) fn words_from(args: &[Vec<u8>], allowed: &[&str]) -> Result<Value, String> {
-    let mut out = Vec::new();
-    for a in args {
-        let word = String::from_utf8_lossy(a).to_ascii_lowercase();
-        if !allowed.contains(&word.as_str()) {
-            return Err(format!("argument(s) must be one of the following: {}", allowed.join(", ")));
-        }
-        out.push(word);
+    let words: Vec<String> = args.iter().map(|a| String::from_utf8_lossy(a).to_ascii_lowercase()).collect();
+    if words.is_empty() || words.iter().any(|w| !allowed.contains(&w.as_str())) {
+        return Err(format!("argument(s) must be one of the following: {}", allowed.join(", ")));
     }
-    Ok(Value::Words(out))
+    Ok(Value::Words(words))
 }
 
 /// `oom-score-adj-values <replica> <master> <bg-child>`.

@@ -115,7 +115,10 @@ pub fn acl_refusal<'a>(
         Denied::Key | Denied::Channel => arg(pos).to_vec(),
         _ => ctx.reg.full_name(id).as_bytes().to_vec(),
     };
-    ctx.srv.acl_log(ctx.cid, why, context, &object, None);
+    // The denied command is the client's own but for a script's call, whose
+    // caller's arguments (EVAL's) are not at hand here.
+    let argv_mem = if context == Context::Lua { 0 } else { (0..argc).map(|i| arg(i).len()).sum() };
+    ctx.srv.acl_log(ctx.cid, why, (context, argv_mem), &object, None);
     Some(why)
 }
 

@@ -93,6 +93,11 @@ impl<'a> Argv<'a> {
     pub fn get(&self, i: usize) -> &'a [u8] {
         self.args.get(self.frame, i)
     }
+    /// The arguments' total size: CLIENT LIST's `argv-mem` of the client
+    /// running this command.
+    pub fn mem(&self) -> usize {
+        self.iter_from(0).map(<[u8]>::len).sum()
+    }
     /// Arguments `from..` as slices.
     pub fn iter_from(&self, from: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + '_ {
         (from..self.len()).map(move |i| self.get(i))
@@ -309,16 +314,17 @@ fn put_pushes_before_reply(ctx: &mut Ctx, reply_start: usize, len: usize) {
 }
 
 fn run_command(ctx: &mut Ctx, id: registry::CommandId, spec: &'static CommandSpec, argv: &Argv) {
+    // Recorded at lookup, as Redis does, so CLIENT LIST names queued,
+    // postponed, blocked and refused commands too (ACL LOG's client-info
+    // names the command it denies).
+    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
+        c.last_cmd = Some(id);
+    }
     if let Err(msg) = guards::check(ctx, id, spec, argv) {
         ctx.r.error(&msg);
         ctx.srv.stats.commands[id].rejected += 1;
         abort_transaction(ctx);
         return;
-    }
-    // Recorded at lookup, as Redis does, so CLIENT LIST names queued,
-    // postponed and blocked commands too.
-    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
-        c.last_cmd = Some(id);
     }
     if ctx.srv.pause.is_some() && ctx.srv.paused_for(may_write(ctx, spec, argv)) {
         return postpone(ctx, argv);

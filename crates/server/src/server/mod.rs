@@ -450,7 +450,7 @@ pub struct Server {
     pub acl: acl::Acl,
     /// CLIENT INFO text of a client slot, for ACL LOG entries (installed by
     /// the crate root, as the text is the commands layer's).
-    pub client_info_line: Option<fn(&Server, usize) -> String>,
+    pub client_info_line: Option<fn(&Server, usize, usize) -> String>,
 }
 
 impl Server {

@@ -1,6 +1,10 @@
 //! Black-box test support: start the real `volley-server` binary on a free
-//! loopback port, talk RESP to it over TCP, and kill it when the test ends.
+//! loopback port, talk RESP to it (over TCP, or any stream), and kill it
+//! when the test ends. [`transport`] starts servers with other listeners
+//! (Unix socket, TLS, none on TCP) and makes test certificates.
 #![allow(dead_code)]
+
+pub mod transport;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,7 +20,19 @@ pub struct TestServer {
     child: Child,
 }
 
-fn free_port() -> u16 {
+/// Wait up to `timeout` for `child` to exit; its status.
+pub fn wait_child(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if let Ok(Some(st)) = child.try_wait() {
+            return Some(st);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -100,14 +116,7 @@ impl TestServer {
 
     /// Wait up to `timeout` for the process to exit by itself.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return Some(st);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
+        wait_child(&mut self.child, timeout)
     }
 }
 
@@ -199,9 +208,10 @@ fn probe_info(port: u16) -> Option<String> {
     }
 }
 
-/// A blocking RESP client for tests.
-pub struct Client {
-    pub stream: TcpStream,
+/// A blocking RESP client for tests, over TCP unless told otherwise (the
+/// transport tests use Unix sockets and TLS streams).
+pub struct Client<S: Read + Write = TcpStream> {
+    pub stream: S,
     buf: Vec<u8>,
 }
 
@@ -210,28 +220,41 @@ impl Client {
         let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         stream.set_nodelay(true).unwrap();
+        Client::new(stream)
+    }
+}
+
+impl<S: Read + Write> Client<S> {
+    pub fn new(stream: S) -> Client<S> {
         Client { stream, buf: Vec::new() }
     }
 
     /// Send one command and return its decoded reply.
     pub fn cmd(&mut self, args: &[&str]) -> Frame {
+        self.send_cmd(args);
+        self.read_frame()
+    }
+
+    /// Send one command without reading its reply.
+    pub fn send_cmd(&mut self, args: &[&str]) {
         let mut out = Vec::new();
         resp::encode_command(&mut out, args);
-        self.stream.write_all(&out).unwrap();
-        self.read_frame()
+        self.send(&out);
     }
 
     /// Send one command (binary-safe arguments) and return the raw reply bytes.
     pub fn raw_cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<u8> {
         let mut out = Vec::new();
         resp::encode_command(&mut out, args);
-        self.stream.write_all(&out).unwrap();
+        self.send(&out);
         self.read_raw()
     }
 
-    /// Send raw bytes (e.g. inline commands or broken protocol).
+    /// Send raw bytes (e.g. inline commands or broken protocol); flushed,
+    /// as a TLS stream needs.
     pub fn send(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).unwrap();
+        self.stream.flush().unwrap();
     }
 
     pub fn read_frame(&mut self) -> Frame {
@@ -271,6 +294,18 @@ impl Client {
                 other => format!("{other:?}"),
             })
             .collect()
+    }
+
+    /// Everything until the server closes the connection.
+    pub fn read_to_close(&mut self) -> Vec<u8> {
+        let mut all = std::mem::take(&mut self.buf);
+        let mut chunk = [0u8; 65536];
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return all,
+                Ok(n) => all.extend_from_slice(&chunk[..n]),
+            }
+        }
     }
 
     /// True if the server closed the connection (after any pending replies).

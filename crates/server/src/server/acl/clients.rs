@@ -74,12 +74,22 @@ impl Server {
     }
 
     /// Record a refusal in the ACL log and INFO's counters. `username`
-    /// defaults to the client's user (a failed AUTH names the one tried).
-    pub fn acl_log(&mut self, cid: usize, reason: Denied, context: Context, object: &[u8], username: Option<&[u8]>) {
+    /// defaults to the client's user (a failed AUTH names the one tried);
+    /// `argv_mem` is the size of the arguments of the command the client
+    /// runs, which its client-info reports as Redis's does.
+    pub fn acl_log(
+        &mut self,
+        cid: usize,
+        reason: Denied,
+        at: (Context, usize),
+        object: &[u8],
+        username: Option<&[u8]>,
+    ) {
+        let (context, argv_mem) = at;
         self.acl.count_denied(reason);
         let user = self.clients.get(cid).map_or(DEFAULT_USER, |c| c.user);
         let username = username.map_or_else(|| self.acl.user(user).name.clone(), <[u8]>::to_vec);
-        let client_info = self.client_info_line.map(|f| f(self, cid)).unwrap_or_default();
+        let client_info = self.client_info_line.map(|f| f(self, cid, argv_mem)).unwrap_or_default();
         let max = self.config.other.get("acllog-max-len").and_then(|v| v.parse().ok()).unwrap_or(128);
         let entry = Entry {
             count: 1,

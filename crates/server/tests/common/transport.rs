@@ -1,14 +1,15 @@
 //! Support for the transport tests (Unix socket, TLS, protected mode): a
-//! server started with any listeners (also none on TCP), a RESP client
-//! over any byte stream, and test certificates made with the openssl CLI.
-#![allow(dead_code)]
-
-use std::io::{Read, Write};
+//! server started with any listeners (also none on TCP), and test
+//! certificates made with the openssl CLI. Clients are [`super::Client`]
+//! over the stream at hand.
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use resp::Frame;
+// What the transport tests' `use common::transport::*` needs; each other
+// test binary compiles this module without using them.
+#[allow(unused_imports)]
+pub use super::{bulk, free_port, ok, Client, Frame};
 
 /// A volley-server with its own directory; killed on drop.
 pub struct Spawned {
@@ -27,10 +28,6 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Spawned {
@@ -78,14 +75,7 @@ impl Spawned {
 
     /// Wait up to `timeout` for the process to exit; its status.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return Some(st);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
+        super::wait_child(&mut self.child, timeout)
     }
 }
 
@@ -97,67 +87,6 @@ impl Drop for Spawned {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
-}
-
-/// A blocking RESP client over any stream.
-pub struct Conn<S: Read + Write> {
-    pub stream: S,
-    buf: Vec<u8>,
-}
-
-impl<S: Read + Write> Conn<S> {
-    pub fn new(stream: S) -> Self {
-        Conn { stream, buf: Vec::new() }
-    }
-
-    pub fn cmd(&mut self, args: &[&str]) -> Frame {
-        self.send_cmd(args);
-        self.read_frame()
-    }
-
-    pub fn send_cmd(&mut self, args: &[&str]) {
-        let mut out = Vec::new();
-        resp::encode_command(&mut out, args);
-        self.send(&out);
-    }
-
-    pub fn send(&mut self, bytes: &[u8]) {
-        self.stream.write_all(bytes).unwrap();
-        self.stream.flush().unwrap();
-    }
-
-    pub fn read_frame(&mut self) -> Frame {
-        loop {
-            if let Some((f, n)) = resp::decode_frame(&self.buf).expect("valid RESP from server") {
-                self.buf.drain(..n);
-                return f;
-            }
-            let mut chunk = [0u8; 65536];
-            let n = self.stream.read(&mut chunk).expect("read reply");
-            assert!(n > 0, "server closed the connection; pending: {:?}", String::from_utf8_lossy(&self.buf));
-            self.buf.extend_from_slice(&chunk[..n]);
-        }
-    }
-
-    /// Everything until the server closes the connection.
-    pub fn read_to_close(&mut self) -> Vec<u8> {
-        let mut all = std::mem::take(&mut self.buf);
-        let mut chunk = [0u8; 65536];
-        loop {
-            match self.stream.read(&mut chunk) {
-                Ok(0) | Err(_) => return all,
-                Ok(n) => all.extend_from_slice(&chunk[..n]),
-            }
-        }
-    }
-}
-
-pub fn bulk(s: &str) -> Frame {
-    Frame::Bulk(s.as_bytes().to_vec())
-}
-
-pub fn ok() -> Frame {
-    Frame::Simple(b"OK".to_vec())
 }
 
 pub fn text(f: &Frame) -> String {
