@@ -48,6 +48,7 @@ SPAWNED = {
     # replication-psync, psync2*) run by hand: see the README.
     "unit/wait": {},
     "integration/replication-2": {},
+    "integration/replication-3": {},
     "integration/replication-4": {},
     "integration/block-repl": {},
     "integration/psync2-reg": {},

@@ -29,7 +29,7 @@ pub use failover::{
 };
 pub use primary::{psync, replconf, wait, WaitOutcome};
 pub use replica::MasterLinkReady;
-pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
+pub use replica::{adopt_master_link, connected as master_connected, loading, replicaof, stream_db, take_master_link};
 
 use crate::server::{ClientRole, Part, Server};
 use backlog::Backlog;
@@ -240,6 +240,12 @@ pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(String, String)> {
 /// Memory the backlog holds (INFO memory `mem_replication_backlog`).
 pub fn backlog_memory(srv: &Server) -> usize {
     state(srv).backlog.as_ref().map_or(0, |b| b.size())
+}
+
+/// `repl-backlog-size` in force (a replica's output limit is never
+/// below it).
+pub fn backlog_size(srv: &Server) -> u64 {
+    cfg_num(srv, "repl-backlog-size", 1 << 20).max(0) as u64
 }
 
 /// ROLE's reply parts.
