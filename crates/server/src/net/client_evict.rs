@@ -15,10 +15,9 @@ impl EventLoop {
     pub(super) fn note_memory(&mut self, slot: usize) {
         // A replica's pending stream is left out of `maxmemory`: under a
         // limit, its figure must follow each delivery, not the cron.
-        if !client_evict::enabled(&self.srv.config)
-            && !(self.srv.config.maxmemory != 0
-                && self.srv.clients.get(slot).is_some_and(|c| c.role == crate::server::ClientRole::Replica))
-        {
+        let replica_under_limit = self.srv.config.maxmemory != 0
+            && self.srv.clients.get(slot).is_some_and(|c| c.role == crate::server::ClientRole::Replica);
+        if !(client_evict::enabled(&self.srv.config) || replica_under_limit) {
             return;
         }
         if let Some(conn) = self.conns.get(slot) {

@@ -229,11 +229,24 @@ mod tests {
     #[test]
     fn figures_sum_and_forget() {
         let mut m = ClientMemory::default();
-        m.set(3, 100);
-        m.set(1, 50);
-        m.set(3, 70);
+        m.set(3, 100, false);
+        m.set(1, 50, false);
+        m.set(3, 70, false);
         assert_eq!(m.sum(), 120);
         m.forget(1);
         assert_eq!((m.sum(), m.figure(1), m.figure(3)), (70, 0, 70));
+    }
+
+    #[test]
+    fn replica_figures_have_their_own_sum() {
+        let mut m = ClientMemory::default();
+        m.set(2, 100, false);
+        m.set(5, 400, true);
+        assert_eq!((m.sum(), m.replica_sum()), (500, 400));
+        // A client that became a replica moves its figure over.
+        m.set(2, 150, true);
+        assert_eq!((m.sum(), m.replica_sum()), (550, 550));
+        m.forget(5);
+        assert_eq!((m.sum(), m.replica_sum()), (150, 150));
     }
 }
