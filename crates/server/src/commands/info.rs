@@ -255,7 +255,8 @@ fn memory(srv: &Server, s: &mut Section) {
 }
 
 fn persistence(srv: &Server, s: &mut Section) {
-    let loading = crate::replication::loading(srv);
+    // What commands are refused by now (replication updates it each tick).
+    let loading = srv.denials.loading;
     s.field("loading", u8::from(loading == crate::server::Loading::Blocking));
     s.field("async_loading", u8::from(loading == crate::server::Loading::Async));
     s.zeros(&["current_cow_peak", "current_cow_size", "current_cow_size_age"]);

@@ -29,7 +29,7 @@ pub use failover::{
 };
 pub use primary::{psync, replconf, wait, WaitOutcome};
 pub use replica::MasterLinkReady;
-pub use replica::{adopt_master_link, connected as master_connected, loading, replicaof, stream_db, take_master_link};
+pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
 
 use crate::server::{ClientRole, Part, Server};
 use backlog::Backlog;
@@ -155,7 +155,12 @@ fn push_stream(srv: &mut Server, bytes: &[u8]) {
     if let Some(b) = r.backlog.as_mut() {
         b.feed(bytes);
     }
-    let targets: Vec<usize> = r.replicas.iter().filter(|x| x.streams()).map(|x| x.slot).collect();
+    // A replica being killed (CLIENT KILL, even inside this very EXEC)
+    // gets nothing more, as Redis's close-ASAP clients: it must resume
+    // from where the kill found it.
+    let killed = &srv.pending_kills;
+    let targets: Vec<usize> =
+        state(srv).replicas.iter().filter(|x| x.streams() && !killed.contains(&x.slot)).map(|x| x.slot).collect();
     if !targets.is_empty() {
         srv.pubsub.push_many(&targets, bytes);
     }
