@@ -48,6 +48,7 @@ SPAWNED = {
     # replication-psync, psync2*) run by hand: see the README.
     "unit/wait": {},
     "integration/replication-2": {},
+    "integration/replication-3": {},
     "integration/replication-4": {},
     "integration/block-repl": {},
     "integration/psync2-reg": {},
@@ -55,10 +56,11 @@ SPAWNED = {
     "unit/lazyfree": {},
     "unit/memefficiency": {},
     "unit/maxmemory": {
-        # Replicas' output buffers are not yet counted in
-        # mem_clients_slaves nor left out of the eviction figure.
-        "slave buffer are counted correctly": "replica buffer accounting",
-        "replica buffer don't induce eviction": "replica buffer accounting",
+        # Replicas' output is counted (mem_clients_slaves) and left out of
+        # eviction, but one key of 100 is still evicted as a stopped
+        # replica's output first grows: some memory outside its figure
+        # (not pinned down yet) passes the test's 32 KiB margin.
+        "replica buffer don't induce eviction": "one eviction while a replica's output grows (cause open)",
         # The tracking clients' output buffers, grown by the invalidation
         # burst and kept (up to 64 KiB each) once written, count as used
         # memory and evict further keys; Redis's 16 KiB per client is

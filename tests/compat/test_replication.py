@@ -210,3 +210,79 @@ def test_wait_counts_acks_against_the_clients_own_last_write(kind):
         finally:
             os.kill(replica.proc.pid, signal.SIGCONT)
         assert other.execute_command("WAIT", 1, 5000) == 1
+
+
+def wait_until(cond, what, timeout=20):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_swapdb_loading_keeps_old_data_until_the_snapshot_is_in():
+    """repl-diskless-load swapdb: a full sync of a new history (different
+    replication id) reports loading and answers LOADING; a full sync that
+    continues our own history (same id, after a failed PSYNC) serves the old
+    data meanwhile (async_loading); an aborted transfer leaves the old data."""
+    with start_volley("--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes") as primary, \
+            start_volley("--repl-diskless-load", "swapdb", "--replica-read-only", "no") as rep:
+        p, r = client(primary), client(rep)
+        p.execute_command("DEBUG", "POPULATE", 200, "m", 10)
+        r.set("mine", "old")
+        p.config_set("rdb-key-save-delay", 20000)  # 200 keys: 4 s of snapshot
+        r.replicaof("127.0.0.1", primary.port)
+        wait_until(lambda: r.info("persistence")["loading"] == 1, "never loading")
+        assert r.info("persistence")["async_loading"] == 0
+        with pytest.raises(redis.exceptions.BusyLoadingError):
+            r.get("mine")
+        p.client_kill_filter(_type="replica")  # the transfer fails
+        wait_until(lambda: r.info("persistence")["loading"] == 0, "still loading")
+        assert r.get("mine") == b"old" and r.dbsize() == 1
+        p.config_set("rdb-key-save-delay", 0)
+        wait_synced(primary, rep)
+        assert r.dbsize() == 200 and r.get("mine") is None
+        # Same history: a full sync forced by a backlog that moved on.
+        r.set("mine", "again")
+        p.config_set("repl-backlog-size", 16384)
+        p.config_set("rdb-key-save-delay", 20000)
+        pipe = p.pipeline(transaction=True)
+        pipe.client_kill_filter(_type="replica")
+        for i in range(4):
+            pipe.set(f"big{i}", "A" * 16384)
+        pipe.execute()
+        wait_until(lambda: r.info("persistence")["async_loading"] == 1, "never async_loading")
+        assert r.get("mine") == b"again"
+        with pytest.raises(redis.exceptions.BusyLoadingError):
+            r.replicaof("no", "one")
+        p.config_set("rdb-key-save-delay", 0)
+        p.client_kill_filter(_type="replica")
+        wait_synced(primary, rep)
+        assert r.get("mine") is None and r.dbsize() == 204
+
+
+def test_writable_replica_expires_its_own_keys_and_replica_buffers_are_counted():
+    with start_volley("--enable-debug-command", "yes") as primary, start_volley("--replica-read-only", "no") as rep:
+        p, r = client(primary), client(rep)
+        r.replicaof("127.0.0.1", primary.port)
+        wait_synced(primary, rep)
+        # The replica expires what its own clients wrote, and only that
+        # (the primary's key waits for a DEL that, active expiry off, never
+        # comes).
+        p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        p.set("from-primary", 1, px=100)
+        wait_synced(primary, rep)
+        r.set("own", 1, px=100)
+        r.set("own-kept", 1)
+        wait_until(lambda: r.dbsize() == 2, f"replica kept its own key: {r.keys()}")
+        assert r.exists("own-kept") == 1
+        # A stalled replica's pending stream is mem_clients_slaves, not
+        # counted for maxmemory.
+        rep.proc.send_signal(19)  # SIGSTOP
+        try:
+            for _ in range(20):
+                p.set("big", "x" * 1_000_000)
+            mem = p.info("memory")
+            assert mem["mem_clients_slaves"] > 4_000_000
+            assert mem["mem_not_counted_for_evict"] >= mem["mem_clients_slaves"]
+        finally:
+            rep.proc.send_signal(18)  # SIGCONT

@@ -244,7 +244,7 @@ fn memory(srv: &Server, s: &mut Section) {
     let backlog = crate::replication::backlog_memory(srv);
     s.field("mem_replication_backlog", backlog);
     s.field("mem_total_replication_buffers", backlog);
-    s.field("mem_clients_slaves", 0);
+    s.field("mem_clients_slaves", m.clients_replicas);
     s.field("mem_clients_normal", m.clients_normal);
     s.field("mem_cluster_links", 0);
     s.field("mem_aof_buffer", m.aof_buffer);
@@ -255,7 +255,11 @@ fn memory(srv: &Server, s: &mut Section) {
 }
 
 fn persistence(srv: &Server, s: &mut Section) {
-    s.zeros(&["loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age"]);
+    // What commands are refused by now (replication updates it each tick).
+    let loading = srv.denials.loading;
+    s.field("loading", u8::from(loading == crate::server::Loading::Blocking));
+    s.field("async_loading", u8::from(loading == crate::server::Loading::Async));
+    s.zeros(&["current_cow_peak", "current_cow_size", "current_cow_size_age"]);
     s.field("current_fork_perc", "0.00");
     s.zeros(&["current_save_keys_processed", "current_save_keys_total"]);
     for (name, value) in crate::persistence::info_fields(srv) {

@@ -120,7 +120,7 @@ fn memory_stats(ctx: &mut Ctx, _argv: &Argv) {
         ("total.allocated", m.used),
         ("startup.allocated", m.startup),
         ("replication.backlog", 0),
-        ("clients.slaves", 0),
+        ("clients.slaves", m.clients_replicas),
         ("clients.normal", m.clients_normal),
         ("cluster.links", 0),
         ("aof.buffer", m.aof_buffer),

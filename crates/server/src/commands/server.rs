@@ -99,6 +99,13 @@ fn config_set(ctx: &mut Ctx, argv: &Argv) {
         return ctx.syntax_error();
     }
     let pairs: Vec<(&[u8], &[u8])> = (2..argv.len()).step_by(2).map(|i| (argv.get(i), argv.get(i + 1))).collect();
+    // Redis's DENY_LOADING_CONFIG options, refused while a replica loads.
+    const DENY_LOADING: [&str; 3] = ["appendonly", "repl-diskless-load", "dir"];
+    if ctx.srv.denials.loading != crate::server::Loading::No
+        && pairs.iter().any(|(k, _)| DENY_LOADING.iter().any(|d| k.eq_ignore_ascii_case(d.as_bytes())))
+    {
+        return ctx.r.error(crate::dispatch::guards::LOADING_ERROR);
+    }
     let before = ctx.srv.config.clone();
     let local = crate::config::is_local_addr(&ctx.client().addr);
     if let Err(e) = ctx.srv.config.set_from(&pairs, local) {

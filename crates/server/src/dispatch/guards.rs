@@ -4,7 +4,7 @@ use super::registry::CommandId;
 use super::{flags, permissions, Argv, CommandSpec, Ctx};
 use crate::server::acl::log::Context;
 use crate::server::acl::Denied;
-use crate::server::{BusyScript, Server};
+use crate::server::{BusyScript, Loading, Server};
 
 /// Run the guards, in the order Redis's `processCommand` applies them; the
 /// first `Err(reply text)` rejects the command. Called directly rather than
@@ -203,11 +203,31 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
 #[inline]
 fn refuse_writes_on_replica(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
     let d = &ctx.srv.denials;
-    if !(d.readonly_replica || d.too_few_replicas || d.stale_replica) {
+    if !(d.readonly_replica || d.too_few_replicas || d.stale_replica || d.loading != Loading::No) {
         return Ok(());
     }
-    replica_write_verdict(ctx, spec)
+    replica_write_verdict(ctx, spec)?;
+    refuse_while_loading(ctx, spec)
 }
+
+/// A replica loading its primary's snapshot answers LOADING, as Redis's
+/// `processCommand`: to commands without the `loading` flag, or while
+/// it keeps serving its old data, to `no_async_loading` ones only.
+#[cold]
+fn refuse_while_loading(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String> {
+    let denied = match ctx.srv.denials.loading {
+        Loading::No => false,
+        Loading::Blocking => spec.flags & flags::LOADING == 0,
+        Loading::Async => spec.flags & flags::NO_ASYNC_LOADING != 0,
+    };
+    if denied {
+        return Err(LOADING_ERROR.to_string());
+    }
+    Ok(())
+}
+
+/// Redis's `shared.loadingerr`.
+pub const LOADING_ERROR: &str = "LOADING Redis is loading the dataset in memory";
 
 #[cold]
 fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String> {

@@ -478,6 +478,10 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
             ctx.srv.changes.touch(ctx.db, argv.get(pos), ctx.cid);
         }
     }
+    if moved && ctx.srv.expire_by_primary {
+        let keys = written_keys(spec, argv);
+        crate::server::replica_keys::remember(ctx.srv, ctx.cid, ctx.db, keys.iter().map(|&p| argv.get(p)));
+    }
     if blocked_now(ctx) {
         // Counted once, by the run that serves it (as Redis does).
         return;

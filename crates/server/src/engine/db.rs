@@ -589,17 +589,34 @@ impl Db {
             }
         }
         self.expire_cursor = cursor;
-        for k in &due {
-            let gone = self.take(k);
-            if self.lazy_expire {
-                self.lazy_drops.extend(gone.map(|r| r.value));
-            }
+        let n = due.len();
+        for k in due {
+            self.drop_expired(k);
+        }
+        n
+    }
+
+    /// Remove `key` if its time has come, even while expired keys are
+    /// otherwise kept (a writable replica's own keys: see
+    /// `server::replica_keys`). True if it was removed.
+    pub fn expire_now(&mut self, key: &[u8], now_ms: i64) -> bool {
+        let due = self.is_stale(key, now_ms);
+        if due {
+            self.drop_expired(key.to_vec());
+        }
+        due
+    }
+
+    /// Remove a key found past its expiry, counted and logged as expired.
+    fn drop_expired(&mut self, key: Vec<u8>) {
+        let gone = self.take(&key);
+        if self.lazy_expire {
+            self.lazy_drops.extend(gone.map(|r| r.value));
         }
         if self.track_expired {
-            self.expired_log.extend(due.iter().cloned());
+            self.expired_log.push(key);
         }
-        self.expired += due.len() as u64;
-        due.len()
+        self.expired += 1;
     }
 
     /// Background upkeep: incremental rehash and shrinking.

@@ -13,7 +13,11 @@ impl EventLoop {
     /// Refresh the figure of connection `slot` after its buffers changed
     /// (only with client eviction on; the cron refreshes everyone).
     pub(super) fn note_memory(&mut self, slot: usize) {
-        if !client_evict::enabled(&self.srv.config) {
+        // A replica's pending stream is left out of `maxmemory`: under a
+        // limit, its figure must follow each delivery, not the cron.
+        let replica_under_limit = self.srv.config.maxmemory != 0
+            && self.srv.clients.get(slot).is_some_and(|c| c.role == crate::server::ClientRole::Replica);
+        if !(client_evict::enabled(&self.srv.config) || replica_under_limit) {
             return;
         }
         if let Some(conn) = self.conns.get(slot) {

@@ -467,12 +467,20 @@ impl Conn {
 
     #[cold]
     pub fn check_output_limits(&mut self, srv: &Server, cid: usize) -> Result<(), Close> {
-        let subscriber = srv.clients.get(cid).is_some_and(|c| c.pubsub);
-        let (class, (hard, soft, secs)) = if subscriber {
+        let (subscriber, replica) =
+            srv.clients.get(cid).map_or((false, false), |c| (c.pubsub, c.role == crate::server::ClientRole::Replica));
+        let (class, (mut hard, soft, secs)) = if replica {
+            ("replica", srv.config.client_output_buffer_limit_replica)
+        } else if subscriber {
             ("pubsub", srv.config.client_output_buffer_limit_pubsub)
         } else {
             ("normal", srv.config.client_output_buffer_limit_normal)
         };
+        if replica && hard > 0 {
+            // As Redis: a replica may always hold a backlog's worth (a
+            // partial resync sends that much at once).
+            hard = hard.max(crate::replication::backlog_size(srv));
+        }
         let pending = self.pending_out() as u64;
         if hard > 0 && pending >= hard {
             return Err(Close::Limit(format!(

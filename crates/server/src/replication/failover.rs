@@ -47,11 +47,6 @@ pub fn active(srv: &Server) -> bool {
     state(srv).failover.is_some()
 }
 
-/// Whether the link being started should ask its target to take over.
-pub(super) fn link_takes_over(srv: &Server) -> bool {
-    state(srv).failover.as_ref().is_some_and(|f| f.stage == Stage::InProgress)
-}
-
 /// FAILOVER [TO host port] [FORCE] [TIMEOUT ms]: checks and starts.
 pub fn start(srv: &mut Server, req: Request, now_ms: i64) -> Result<(), String> {
     let r = state(srv);
@@ -106,6 +101,9 @@ fn find(srv: &Server, host: &str, port: u16) -> Option<usize> {
 /// Each loop turn and cron tick: time out, or hand over to a replica that
 /// has everything.
 pub fn update(srv: &mut Server, now_ms: i64) {
+    if let Some(accepted) = state_mut(srv).handover.answer.take() {
+        link_answered(srv, accepted);
+    }
     let Some(f) = state(srv).failover.as_ref() else { return };
     if f.stage != Stage::WaitForSync {
         return;
@@ -137,17 +135,20 @@ pub fn update(srv: &mut Server, now_ms: i64) {
 
 /// Become a replica of the target; the link's PSYNC carries FAILOVER.
 fn hand_over(srv: &mut Server, host: String, port: u16, now_ms: i64) {
-    if let Some(f) = state_mut(srv).failover.as_mut() {
+    let r = state_mut(srv);
+    if let Some(f) = r.failover.as_mut() {
         f.stage = Stage::InProgress;
         f.target = Some((host.clone(), port));
     }
+    r.handover.asking = true;
     replica::replicaof(srv, Some((host, port)), now_ms);
 }
 
-/// The link finished its PSYNC: `accepted` (CONTINUE or FULLRESYNC) ends
-/// the failover; a refusal undoes it.
-pub(super) fn link_answered(srv: &mut Server, accepted: bool) {
-    if !link_takes_over(srv) {
+/// The hand-over link finished its PSYNC: `accepted` (CONTINUE or
+/// FULLRESYNC) ends the failover; a refusal undoes it.
+fn link_answered(srv: &mut Server, accepted: bool) {
+    state_mut(srv).handover.asking = false;
+    if !state(srv).failover.as_ref().is_some_and(|f| f.stage == Stage::InProgress) {
         return;
     }
     if accepted {
@@ -158,6 +159,7 @@ pub(super) fn link_answered(srv: &mut Server, accepted: bool) {
 }
 
 fn abort(srv: &mut Server, why: &str) {
+    state_mut(srv).handover = Default::default();
     let Some(f) = state_mut(srv).failover.take() else { return };
     match &f.target {
         Some((host, port)) => crate::log_at!(Notice, "FAILOVER to {host}:{port} aborted: {why}"),

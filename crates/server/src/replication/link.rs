@@ -51,6 +51,8 @@ pub struct Progress {
     pub last_io_ms: i64,
     /// PSYNC got an answer other than FULLRESYNC or CONTINUE.
     pub psync_refused: bool,
+    /// The primary's replication id from +FULLRESYNC.
+    pub replid: String,
     pub result: Option<Result<Handoff, String>>,
 }
 
@@ -132,6 +134,13 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
             return Err(io::Error::other(format!("Bad replication id from master: {reply}")));
         }
         let offset = it.next().and_then(|o| o.parse().ok()).unwrap_or(0);
+        // Redis's REPL_STATE_TRANSFER starts here (ROLE says "sync"), even
+        // while a diskless primary's child has written nothing yet.
+        if let Ok(mut g) = progress.lock() {
+            g.transferring = true;
+            g.last_io_ms = crate::server::unix_ms();
+            g.replid = replid.clone();
+        }
         let rdb = receive_rdb(&mut r, p, progress)?;
         Outcome::Full { replid, offset, rdb }
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {

@@ -70,6 +70,17 @@ pub struct Replication {
     announced: std::collections::HashMap<usize, primary::Announced>,
     /// A FAILOVER under way.
     failover: Option<failover::Failover>,
+    /// FAILOVER's hand-over link, between `failover` and `replica`.
+    handover: Handover,
+}
+
+/// The link a FAILOVER starts asks its target to take over (PSYNC ...
+/// FAILOVER); the link reports how that was answered, for `failover`.
+#[derive(Default)]
+struct Handover {
+    asking: bool,
+    /// CONTINUE/FULLRESYNC (true) or a refusal (false), not yet handled.
+    answer: Option<bool>,
 }
 
 /// The part `lib.rs` installs in the server.
@@ -92,6 +103,7 @@ pub fn new_part() -> Part {
         sync_counts: [0; 3],
         announced: Default::default(),
         failover: None,
+        handover: Handover::default(),
     })
 }
 
@@ -164,7 +176,11 @@ fn push_stream(srv: &mut Server, bytes: &[u8]) {
     if let Some(b) = r.backlog.as_mut() {
         b.feed(bytes);
     }
-    let mut targets = r.replicas.iter().filter(|x| x.streams()).map(|x| x.slot).peekable();
+    // A replica being killed (CLIENT KILL, even inside this very EXEC)
+    // gets nothing more, as Redis's close-ASAP clients: it must resume
+    // from where the kill found it.
+    let killed = &srv.pending_kills;
+    let mut targets = r.replicas.iter().filter(|x| x.streams() && !killed.contains(&x.slot)).map(|x| x.slot).peekable();
     if targets.peek().is_some() {
         srv.pubsub.push_each(targets, bytes);
     }
@@ -249,6 +265,12 @@ pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(String, String)> {
 /// Memory the backlog holds (INFO memory `mem_replication_backlog`).
 pub fn backlog_memory(srv: &Server) -> usize {
     state(srv).backlog.as_ref().map_or(0, |b| b.size())
+}
+
+/// `repl-backlog-size` in force (a replica's output limit is never
+/// below it).
+pub fn backlog_size(srv: &Server) -> u64 {
+    cfg_num(srv, "repl-backlog-size", 1 << 20).max(0) as u64
 }
 
 /// ROLE's reply parts.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::link::{self, Handoff, LinkParams, Outcome, Shared};
 use super::{cfg_num, cfg_str, ensure_backlog, state, state_mut};
-use crate::server::Server;
+use crate::server::{Loading, Server};
 
 /// Where the link to the primary stands.
 enum Link {
@@ -100,6 +100,24 @@ impl MasterState {
     }
 }
 
+/// Whether the snapshot being received counts as loading, as Redis's
+/// `readSyncBulkPayload` decides: a diskless load (`swapdb`, or
+/// `on-empty-db` into an empty keyspace) blocks clients, except a
+/// `swapdb` load of our own history (same replication id: a full sync
+/// after a failed PSYNC), which keeps serving the old data meanwhile.
+/// Our transfer always lands in a file first and the old data stays
+/// until it is complete, which is what `swapdb` keeps.
+pub fn loading(srv: &Server) -> Loading {
+    let Some(Link::Syncing(p)) = state(srv).master.as_ref().map(|m| &m.link) else { return Loading::No };
+    let Some(replid) = p.lock().ok().filter(|g| g.transferring).map(|g| g.replid.clone()) else { return Loading::No };
+    match cfg_str(srv, "repl-diskless-load").as_str() {
+        "swapdb" if replid == srv.replid => Loading::Async,
+        "swapdb" => Loading::Blocking,
+        "on-empty-db" if srv.keyspace.total_keys() == 0 => Loading::Blocking,
+        _ => Loading::No,
+    }
+}
+
 /// REPLICAOF host port, or NO ONE (`target` None). Returns the reply.
 pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -> String {
     // CONFIG REWRITE writes (or drops) `replicaof` from here.
@@ -167,6 +185,7 @@ fn promote(srv: &mut Server) {
     srv.denials.readonly_replica = false;
     srv.set_expire_by_primary(false);
     refresh_stale(srv);
+    srv.replica_keys.clear();
     kill_replicas(srv);
 }
 
@@ -178,6 +197,7 @@ fn kill_replicas(srv: &mut Server) {
 /// Close the master client (if connected); a running handshake thread is
 /// left to finish on its own and its result ignored.
 fn drop_link(srv: &mut Server) {
+    srv.denials.loading = Loading::No;
     if let Some(m) = state_mut(srv).master.as_mut() {
         if let Link::Connected { slot } = m.link {
             srv.pending_kills.push(slot);
@@ -206,6 +226,12 @@ pub fn master_gone(srv: &mut Server, slot: usize) {
 /// Each cron tick: start the handshake when due, ACK every second, drop a
 /// silent primary after `repl-timeout`.
 pub fn cron(srv: &mut Server, now_ms: i64) {
+    let Some(m) = state(srv).master.as_ref() else { return };
+    // Once per tick is soon enough to start refusing: the first bytes
+    // of a snapshot are read well after +FULLRESYNC anyway.
+    if matches!(m.link, Link::Syncing(_)) {
+        srv.denials.loading = loading(srv);
+    }
     let Some(m) = state(srv).master.as_ref() else { return };
     match m.link {
         Link::Down { retry_at } if now_ms >= retry_at => start_link(srv),
@@ -239,7 +265,7 @@ fn start_link(srv: &mut Server) {
         announce_ip: (!announce_ip.is_empty()).then_some(announce_ip),
         psync_id,
         psync_offset,
-        failover: super::failover::link_takes_over(srv),
+        failover: state(srv).handover.asking,
         dir: srv.config.dir.clone(),
         timeout: Duration::from_secs(cfg_num(srv, "repl-timeout", 60).max(1) as u64),
     };
@@ -261,17 +287,15 @@ pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
         let mut g = shared.lock().ok()?;
         (g.result.take()?, g.psync_refused)
     };
-    match result {
-        Ok(h) => Some(MasterLinkReady(h)),
-        Err(e) => {
-            crate::log_at!(Warning, "{e}");
-            m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
-            if refused {
-                super::failover::link_answered(srv, false);
-            }
-            None
-        }
+    if let Err(e) = &result {
+        crate::log_at!(Warning, "{e}");
+        m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
     }
+    srv.denials.loading = Loading::No;
+    if result.is_err() && refused && state(srv).handover.asking {
+        state_mut(srv).handover.answer = Some(false);
+    }
+    result.ok().map(MasterLinkReady)
 }
 
 /// Apply a finished handshake: load the snapshot (full resync) or adopt
@@ -287,6 +311,7 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(st
                 drop(db.clear());
             }
             srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
+            srv.replica_keys.clear();
             crate::log_at!(Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
             let loaded = crate::persistence::load_from_primary(srv, &rdb);
             let target = srv.config.dir.join(&srv.config.dbfilename);
@@ -324,7 +349,9 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(st
             crate::log_at!(Notice, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
         }
     }
-    super::failover::link_answered(srv, true);
+    if state(srv).handover.asking {
+        state_mut(srv).handover.answer = Some(true);
+    }
     h.stream.set_nonblocking(true).map_err(|e| e.to_string())?;
     Ok((h.stream, h.leftover))
 }

@@ -34,10 +34,26 @@ struct Sender {
     status: Arc<AtomicU8>,
 }
 
-/// A replica closed: it no longer waits for its snapshot.
+/// A replica closed: it no longer waits for its snapshot. A diskless
+/// child writes to a copy of its socket, which would keep the connection
+/// open: shut it down for both, so the replica sees the link drop now, and
+/// stop the child once nobody is left to read it (as Redis does).
 pub fn forget(srv: &mut Server, slot: usize) {
-    if let Some(s) = state_mut(srv).sync.as_mut() {
-        s.slots.retain(|(x, _)| *x != slot);
+    let fd = srv.clients.get(slot).map(|c| c.fd);
+    let Some(s) = state_mut(srv).sync.as_mut() else { return };
+    let served = s.slots.iter().any(|(x, _)| *x == slot);
+    s.slots.retain(|(x, _)| *x != slot);
+    if !(served && s.diskless) {
+        return;
+    }
+    if let Some(fd) = fd {
+        // SAFETY: the client's socket, still open (closed after this).
+        unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+    }
+    if s.slots.is_empty() && s.pid.is_some() {
+        crate::log_at!(Warning, "Diskless rdb transfer, last replica dropped, killing fork child.");
+        srv.children.kill();
+        state_mut(srv).sync = None;
     }
 }
 
@@ -108,7 +124,9 @@ fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
         let srv_ref = unsafe { &*srv_ptr };
         if diskless {
             let mut sink = FdSink { fds: fds.into_iter().map(|(fd, h)| (fd, Some(h))).collect(), timeout_ms };
+            // +FULLRESYNC at once, however slowly the snapshot comes.
             let written = (|| {
+                sink.send_headers()?;
                 let out = crate::persistence::write_for_replicas(
                     srv_ref,
                     io::BufWriter::with_capacity(64 << 10, &mut sink),
@@ -241,17 +259,23 @@ struct FdSink {
     timeout_ms: i64,
 }
 
+impl FdSink {
+    /// Each replica's header (+FULLRESYNC, $EOF:), sent once, first.
+    fn send_headers(&mut self) -> io::Result<()> {
+        let timeout = self.timeout_ms;
+        self.fds.retain_mut(|(fd, header)| header.take().is_none_or(|h| write_fd(*fd, &h, timeout).is_ok()));
+        if self.fds.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "no replica left"));
+        }
+        Ok(())
+    }
+}
+
 impl Write for FdSink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.send_headers()?;
         let timeout = self.timeout_ms;
-        self.fds.retain_mut(|(fd, header)| {
-            if let Some(h) = header.take() {
-                if write_fd(*fd, &h, timeout).is_err() {
-                    return false;
-                }
-            }
-            write_fd(*fd, buf, timeout).is_ok()
-        });
+        self.fds.retain(|(fd, _)| write_fd(*fd, buf, timeout).is_ok());
         if self.fds.is_empty() {
             return Err(io::Error::new(io::ErrorKind::BrokenPipe, "no replica left"));
         }

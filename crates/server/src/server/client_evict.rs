@@ -31,6 +31,10 @@ pub struct ClientMemory {
     /// Last figure of each client slot (0 for free slots).
     figures: Vec<usize>,
     sum: usize,
+    /// Which slots' figures are replicas' (their output is the stream
+    /// they have not taken yet), and the sum of those figures.
+    replica: Vec<bool>,
+    replica_sum: usize,
     /// "Over client maxmemory after evicting all evictable clients" was
     /// logged and the sum has not gone under the limit since (Redis logs
     /// it on every attempt; once per episode says the same).
@@ -38,9 +42,16 @@ pub struct ClientMemory {
 }
 
 impl ClientMemory {
-    /// Memory of all clients together (INFO `mem_clients_normal`).
+    /// Memory of all clients together.
     pub fn sum(&self) -> usize {
         self.sum
+    }
+
+    /// Memory of the replicas' connections (INFO `mem_clients_slaves`);
+    /// `maxmemory` does not count it, as Redis leaves replication buffers
+    /// beyond the backlog out of eviction.
+    pub fn replica_sum(&self) -> usize {
+        self.replica_sum
     }
 
     /// A client's last figure.
@@ -48,17 +59,25 @@ impl ClientMemory {
         self.figures.get(cid).copied().unwrap_or(0)
     }
 
-    fn set(&mut self, cid: usize, mem: usize) {
+    fn set(&mut self, cid: usize, mem: usize, replica: bool) {
         if cid >= self.figures.len() {
             self.figures.resize(cid + 1, 0);
+            self.replica.resize(cid + 1, false);
         }
         self.sum = self.sum - self.figures[cid] + mem;
+        if self.replica[cid] {
+            self.replica_sum -= self.figures[cid];
+        }
+        if replica {
+            self.replica_sum += mem;
+        }
         self.figures[cid] = mem;
+        self.replica[cid] = replica;
     }
 
     /// The client is gone: its memory no longer counts.
     pub fn forget(&mut self, cid: usize) {
-        self.set(cid, 0);
+        self.set(cid, 0, false);
     }
 }
 
@@ -122,7 +141,8 @@ pub fn update(srv: &mut Server, cid: usize, bufs: super::Buffers) -> bool {
     let mem = bufs.total + state_memory(srv, cid);
     let Some(c) = srv.clients.get_mut(cid) else { return false };
     c.bufs = bufs;
-    srv.client_mem.set(cid, mem);
+    let replica = c.role == super::ClientRole::Replica;
+    srv.client_mem.set(cid, mem, replica);
     over_limit(srv)
 }
 
@@ -209,11 +229,24 @@ mod tests {
     #[test]
     fn figures_sum_and_forget() {
         let mut m = ClientMemory::default();
-        m.set(3, 100);
-        m.set(1, 50);
-        m.set(3, 70);
+        m.set(3, 100, false);
+        m.set(1, 50, false);
+        m.set(3, 70, false);
         assert_eq!(m.sum(), 120);
         m.forget(1);
         assert_eq!((m.sum(), m.figure(1), m.figure(3)), (70, 0, 70));
+    }
+
+    #[test]
+    fn replica_figures_have_their_own_sum() {
+        let mut m = ClientMemory::default();
+        m.set(2, 100, false);
+        m.set(5, 400, true);
+        assert_eq!((m.sum(), m.replica_sum()), (500, 400));
+        // A client that became a replica moves its figure over.
+        m.set(2, 150, true);
+        assert_eq!((m.sum(), m.replica_sum()), (550, 550));
+        m.forget(5);
+        assert_eq!((m.sum(), m.replica_sum()), (150, 150));
     }
 }

@@ -40,6 +40,9 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
             }
         }
     }
+    if srv.expire_by_primary {
+        super::replica_keys::expire_due(srv, now_ms);
+    }
     // As Redis's latency monitor: a slow cycle (one huge key freed, say).
     srv.latency_sample("expire-cycle", expire_start.elapsed());
     super::changes::collect_expired(srv);

@@ -122,7 +122,9 @@ pub fn over_limit(srv: &Server) -> u64 {
     if limit == 0 {
         return 0;
     }
-    used_memory().saturating_sub(limit)
+    // Replicas' pending stream is left out (Redis's not-counted memory):
+    // evicting keys for it would only grow it with their DELs.
+    used_memory().saturating_sub(srv.client_mem.replica_sum() as u64).saturating_sub(limit)
 }
 
 /// Evict until memory is under `maxmemory` or the round's time is up.

@@ -25,6 +25,8 @@ pub struct MemoryFigures {
     pub peak: u64,
     pub startup: u64,
     pub clients_normal: u64,
+    /// Replicas' connections (their pending stream): `mem_clients_slaves`.
+    pub clients_replicas: u64,
     pub aof_buffer: u64,
     pub lua_caches: u64,
     pub functions_caches: u64,
@@ -37,7 +39,8 @@ impl MemoryFigures {
     /// Everything counted that is not the dataset.
     pub fn overhead(&self) -> u64 {
         let tables: u64 = self.dbs.iter().map(|&(_, m, e)| m + e).sum();
-        self.startup + self.clients_normal + self.aof_buffer + self.lua_caches + self.functions_caches + tables
+        let clients = self.clients_normal + self.clients_replicas;
+        self.startup + clients + self.aof_buffer + self.lua_caches + self.functions_caches + tables
     }
 
     pub fn dataset(&self) -> u64 {
@@ -60,9 +63,10 @@ impl MemoryFigures {
     }
 
     /// Memory `maxmemory` does not count (Redis's
-    /// `freeMemoryGetNotCountedMemory`): the AOF buffer.
+    /// `freeMemoryGetNotCountedMemory`): the AOF buffer and the replicas'
+    /// pending stream (the backlog, apart, does count).
     pub fn not_counted_for_evict(&self) -> u64 {
-        self.aof_buffer
+        self.aof_buffer + self.clients_replicas
     }
 }
 
@@ -97,7 +101,8 @@ impl Server {
             startup: self.memory.startup.min(used),
             // The client eviction figures: buffers plus what clients hold
             // in server state (MULTI queues, watches, subscriptions).
-            clients_normal: self.client_mem.sum() as u64,
+            clients_normal: (self.client_mem.sum() - self.client_mem.replica_sum()) as u64,
+            clients_replicas: self.client_mem.replica_sum() as u64,
             aof_buffer,
             lua_caches,
             functions_caches,

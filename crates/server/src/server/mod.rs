@@ -19,6 +19,7 @@ pub mod outbox;
 pub mod parts;
 pub mod pause;
 pub mod pubsub;
+pub mod replica_keys;
 pub mod slowlog;
 pub mod tracking;
 pub mod watch;
@@ -331,6 +332,20 @@ pub struct WriteDenials {
     /// `replica-serve-stale-data no` (`replication`): commands without the
     /// STALE flag get MASTERDOWN.
     pub stale_replica: bool,
+    /// A replica loads its primary's snapshot (`replication`): commands
+    /// without the `loading` flag get LOADING. While it loads
+    /// asynchronously (`async_loading`), the old data stays served and
+    /// only `no_async_loading` commands are refused.
+    pub loading: Loading,
+}
+
+/// Redis's `loading` / `async_loading` states of a replica's full sync.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Loading {
+    #[default]
+    No,
+    Blocking,
+    Async,
 }
 
 /// What kind of script holds the server past `busy-reply-threshold` (the
@@ -414,6 +429,8 @@ pub struct Server {
     pub active_expire_off: bool,
     /// A replica leaves expiry to its primary's DELs (`replication`).
     pub expire_by_primary: bool,
+    /// A writable replica's own keys with a TTL, which it expires itself.
+    pub replica_keys: replica_keys::ReplicaKeys,
     /// `wants_expired()`, cached (see `changes::collect_expired`).
     pub collecting_expired: bool,
     /// Scratch for keyspace notification channel names (notify.rs).
@@ -498,6 +515,7 @@ impl Server {
             cron_paused: false,
             active_expire_off: false,
             expire_by_primary: false,
+            replica_keys: Default::default(),
             notify_channel: Vec::new(),
             collecting_expired: false,
             rebound: None,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use super::manifest::{fsync_dir, AofFile, FileType};
 use super::{aof_dir, manifest_name, State};
 use crate::engine::{Keyspace, Value};
-use crate::persistence::rdb::save::{write_rdb, SaveOpts};
+use crate::persistence::rdb::save::{key_delay_setting, write_rdb, SaveOpts};
 use crate::persistence::{aof_mut, feeding};
 use crate::server::child::{ChildExit, ChildKind};
 use crate::server::{unix_ms, Server};
@@ -133,7 +133,12 @@ pub fn start_on_runtime(srv: &mut Server) -> Result<(), String> {
 
 /// The RDB options of a base, or None for a base in command form.
 pub fn base_format(cfg: &crate::config::Config) -> Option<SaveOpts> {
-    cfg.aof_use_rdb_preamble.then_some(SaveOpts { compress: cfg.rdbcompression, checksum: cfg.rdbchecksum, repl: None })
+    cfg.aof_use_rdb_preamble.then_some(SaveOpts {
+        compress: cfg.rdbcompression,
+        checksum: cfg.rdbchecksum,
+        repl: None,
+        key_delay_us: key_delay_setting(cfg),
+    })
 }
 
 /// The file-name suffix of a base written with `format`.

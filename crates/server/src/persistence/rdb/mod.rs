@@ -78,7 +78,8 @@ fn opts(srv: &Server) -> SaveOpts {
         let replid: [u8; 40] = srv.replid.as_bytes().try_into().ok()?;
         Some(save::ReplAux { stream_db, replid, offset })
     });
-    SaveOpts { compress: srv.config.rdbcompression, checksum: srv.config.rdbchecksum, repl }
+    let key_delay_us = save::key_delay_setting(&srv.config);
+    SaveOpts { compress: srv.config.rdbcompression, checksum: srv.config.rdbchecksum, repl, key_delay_us }
 }
 
 /// The replication position the RDB loaded at start carried: replid,
@@ -361,7 +362,8 @@ pub fn debug_reload(srv: &mut Server) -> Result<(), String> {
 /// The `rdb_*` fields of INFO persistence, in Redis's order.
 pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(&'static str, String)> {
     let st = rdb_ref(&srv.persistence);
-    let running = srv.children.running() == Some(ChildKind::Rdb);
+    // As Redis's CHILD_TYPE_RDB, the replication snapshot counts too.
+    let running = matches!(srv.children.running(), Some(ChildKind::Rdb | ChildKind::ReplSync));
     let current = if running { (now_ms - st.bgsave_started_ms) / 1000 } else { -1 };
     vec![
         ("rdb_changes_since_last_save", srv.dirty.to_string()),

@@ -30,6 +30,35 @@ pub struct SaveOpts {
     /// Where the snapshot stands in the replication stream, saved as
     /// Redis's `repl-stream-db`, `repl-id`, `repl-offset` aux fields.
     pub repl: Option<ReplAux>,
+    /// `rdb-key-save-delay`: microseconds to sleep after each key (a
+    /// debugging knob tests use to keep a save running; negative: sleep
+    /// 1 µs once in that many keys).
+    pub key_delay_us: i64,
+}
+
+/// `rdb-key-save-delay` in force (0: none).
+pub fn key_delay_setting(cfg: &crate::config::Config) -> i64 {
+    cfg.other.get("rdb-key-save-delay").and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// Redis's `debugDelay`, once per key saved.
+fn key_delay(us: i64) {
+    let us = if us < 0 { u64::from(fastrand_below(us.unsigned_abs()) == 0) } else { us as u64 };
+    if us > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(us));
+    }
+}
+
+/// A cheap pseudo-random number below `n` (the delay's odds only).
+fn fastrand_below(n: u64) -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static STATE: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
+    let mut x = STATE.load(Relaxed);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    STATE.store(x, Relaxed);
+    x % n.max(1)
 }
 
 /// The replication position a snapshot corresponds to.
@@ -178,7 +207,7 @@ fn aux<W: Write>(w: &mut Writer<W>, key: &str, val: &[u8]) -> io::Result<()> {
     w.string(val)
 }
 
-fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db) -> io::Result<()> {
+fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db, delay_us: i64) -> io::Result<()> {
     w.byte(OP_SELECTDB)?;
     w.length(index as u64)?;
     w.byte(OP_RESIZEDB)?;
@@ -192,6 +221,9 @@ fn write_db<W: Write>(w: &mut Writer<W>, index: usize, db: &Db) -> io::Result<()
         w.byte(type_of(&e.value))?;
         w.string(key)?;
         write_value(w, &e.value)?;
+        if delay_us != 0 {
+            key_delay(delay_us);
+        }
     }
     Ok(())
 }
@@ -224,7 +256,7 @@ pub fn write_rdb<W: Write>(
         w.string(code)?;
     }
     for (i, db) in ks.dbs.iter().enumerate().filter(|(_, db)| !db.is_empty()) {
-        write_db(&mut w, i, db)?;
+        write_db(&mut w, i, db, opts.key_delay_us)?;
     }
     w.byte(OP_EOF)?;
     let (crc, mut out) = w.finish();

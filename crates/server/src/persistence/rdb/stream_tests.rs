@@ -116,7 +116,7 @@ fn empty_streams_keep_their_ids_and_groups() {
 fn streams_round_trip_through_files_and_dump_payloads() {
     let mut ks = Keyspace::new(2);
     ks.dbs[1].set(b"st", Value::Stream(Box::new(sample())), None, false, 0);
-    let opts = SaveOpts { compress: true, checksum: true, repl: None };
+    let opts = SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 };
     let file = write_rdb(&ks, &[], Vec::new(), opts, 0).unwrap();
     let mut back = Keyspace::new(2);
     load(&mut back, file.as_slice(), &Config::default(), 0).unwrap();

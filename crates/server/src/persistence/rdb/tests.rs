@@ -112,14 +112,14 @@ fn assert_same(a: &Keyspace, b: &Keyspace) {
 fn every_type_and_encoding_round_trips() {
     let ks = sample();
     for opts in [
-        SaveOpts { compress: true, checksum: true, repl: None },
-        SaveOpts { compress: false, checksum: false, repl: None },
+        SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 },
+        SaveOpts { compress: false, checksum: false, repl: None, key_delay_us: 0 },
     ] {
         let (back, stats) = round_trip(&ks, opts);
         assert_same(&ks, &back);
         assert_eq!(stats, LoadStats { keys_loaded: 17, keys_expired: 0, functions: vec![], ..Default::default() });
     }
-    let (back, _) = round_trip(&ks, SaveOpts { compress: true, checksum: true, repl: None });
+    let (back, _) = round_trip(&ks, SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 });
     let enc = |k: &[u8]| back.dbs[0].iter().find(|(k2, _)| *k2 == k).unwrap().1.value.encoding();
     assert_eq!(enc(b"set_ints"), "intset");
     assert_eq!(enc(b"set_big"), "hashtable");
@@ -138,7 +138,7 @@ fn expired_keys_are_skipped_and_counted() {
     let mut ks = Keyspace::new(2);
     ks.dbs[1].set(b"gone", s(b"x"), Some(NOW - 1), false, NOW - 10);
     ks.dbs[1].set(b"kept", s(b"y"), Some(NOW + 1), false, NOW - 10);
-    let (back, stats) = round_trip(&ks, SaveOpts { compress: true, checksum: true, repl: None });
+    let (back, stats) = round_trip(&ks, SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 });
     assert_eq!(stats, LoadStats { keys_loaded: 1, keys_expired: 1, functions: vec![], ..Default::default() });
     assert_eq!(back.dbs[1].expire_of(b"kept"), Some(NOW + 1));
 }
@@ -146,8 +146,12 @@ fn expired_keys_are_skipped_and_counted() {
 #[test]
 fn compression_shrinks_repetitive_strings() {
     let ks = sample();
-    let packed = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: true, checksum: true, repl: None }, 0).unwrap();
-    let plain = write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: false, checksum: true, repl: None }, 0).unwrap();
+    let packed =
+        write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 }, 0)
+            .unwrap();
+    let plain =
+        write_rdb(&ks, &[], Vec::new(), SaveOpts { compress: false, checksum: true, repl: None, key_delay_us: 0 }, 0)
+            .unwrap();
     assert!(packed.len() < plain.len(), "{} vs {}", packed.len(), plain.len());
     assert!(packed.starts_with(b"REDIS0010"));
 }
@@ -246,8 +250,14 @@ fn reads_listpack_hash_and_quicklist2() {
 
 #[test]
 fn damaged_files_are_refused_with_offsets() {
-    let good =
-        write_rdb(&sample(), &[], Vec::new(), SaveOpts { compress: true, checksum: true, repl: None }, 0).unwrap();
+    let good = write_rdb(
+        &sample(),
+        &[],
+        Vec::new(),
+        SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 },
+        0,
+    )
+    .unwrap();
     let mut flipped = good.clone();
     let at = good.len() / 2;
     flipped[at] ^= 0x01;
@@ -286,10 +296,10 @@ fn duplicated_keys_are_refused() {
 fn replication_position_round_trips_in_aux_fields() {
     let replid = *b"0123456789abcdef0123456789abcdef01234567";
     let repl = super::save::ReplAux { stream_db: 3, replid, offset: 987_654 };
-    let opts = SaveOpts { compress: true, checksum: true, repl: Some(repl) };
+    let opts = SaveOpts { compress: true, checksum: true, repl: Some(repl), key_delay_us: 0 };
     let (_, stats) = round_trip(&sample(), opts);
     assert_eq!(stats.repl, Some((String::from_utf8(replid.to_vec()).unwrap(), 987_654)));
     assert_eq!(stats.repl_stream_db, 3);
-    let (_, plain) = round_trip(&sample(), SaveOpts { compress: true, checksum: true, repl: None });
+    let (_, plain) = round_trip(&sample(), SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 });
     assert_eq!(plain.repl, None);
 }
