@@ -54,7 +54,11 @@ fn client_config(certs: &Certs, cert: Option<&str>, versions: &[&'static Support
         Some(name) => {
             let chain = vec![CertificateDer::from_pem_file(certs.path(&format!("{name}.crt"))).unwrap()];
             let key = PrivateKeyDer::from_pem_file(certs.path(&format!("{name}.key"))).unwrap();
-            b.with_client_auth_cert(chain, key).unwrap()
+            // Not with_client_auth_cert: its key check parses the
+            // certificate with webpki, which refuses X.509 v1.
+            let signer = rustls::crypto::ring::default_provider().key_provider.load_private_key(key).unwrap();
+            let ck = rustls::sign::CertifiedKey::new(chain, signer);
+            b.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(ck)))
         }
     }
 }
