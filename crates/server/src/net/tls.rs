@@ -4,7 +4,9 @@
 //! restart. A configuration that fails to build leaves the old one in place.
 //!
 //! Differences from OpenSSL, named: TLSv1 and TLSv1.1 are not available
-//! (rustls implements 1.2 and 1.3 only); `tls-key-file-pass` and
+//! (rustls implements 1.2 and 1.3 only; naming them is an error that says
+//! so); X.509 v1 certificates, which webpki refuses, are checked by
+//! `x509v1` as OpenSSL accepts them; `tls-key-file-pass` and
 //! `tls-dh-params-file` are accepted but encrypted keys cannot be read;
 //! `tls-session-cache-timeout` does not change rustls's ticket lifetime.
 use std::io;

@@ -11,6 +11,22 @@ use rustls::{DigitallySignedStruct, DistinguishedName, Error, SignatureScheme};
 
 use super::x509v1::{is_v1, V1Check};
 
+/// A handshake signature: the v1 check's for a v1 certificate, else
+/// `webpki`'s.
+fn handshake(
+    v1: &V1Check,
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    tls13: bool,
+    webpki: impl FnOnce() -> Result<HandshakeSignatureValid, Error>,
+) -> Result<HandshakeSignatureValid, Error> {
+    if is_v1(cert) {
+        return v1.verify_signature(message, cert, dss, tls13);
+    }
+    webpki()
+}
+
 /// The server's check of client certificates.
 #[derive(Debug)]
 pub struct ClientCerts {
@@ -49,10 +65,7 @@ impl ClientCertVerifier for ClientCerts {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        if is_v1(cert) {
-            return self.v1.verify_signature(message, cert, dss, false);
-        }
-        self.inner.verify_tls12_signature(message, cert, dss)
+        handshake(&self.v1, message, cert, dss, false, || self.inner.verify_tls12_signature(message, cert, dss))
     }
 
     fn verify_tls13_signature(
@@ -61,10 +74,7 @@ impl ClientCertVerifier for ClientCerts {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        if is_v1(cert) {
-            return self.v1.verify_signature(message, cert, dss, true);
-        }
-        self.inner.verify_tls13_signature(message, cert, dss)
+        handshake(&self.v1, message, cert, dss, true, || self.inner.verify_tls13_signature(message, cert, dss))
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -106,10 +116,7 @@ impl ServerCertVerifier for ServerCerts {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        if is_v1(cert) {
-            return self.v1.verify_signature(message, cert, dss, false);
-        }
-        self.inner.verify_tls12_signature(message, cert, dss)
+        handshake(&self.v1, message, cert, dss, false, || self.inner.verify_tls12_signature(message, cert, dss))
     }
 
     fn verify_tls13_signature(
@@ -118,10 +125,7 @@ impl ServerCertVerifier for ServerCerts {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        if is_v1(cert) {
-            return self.v1.verify_signature(message, cert, dss, true);
-        }
-        self.inner.verify_tls13_signature(message, cert, dss)
+        handshake(&self.v1, message, cert, dss, true, || self.inner.verify_tls13_signature(message, cert, dss))
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
