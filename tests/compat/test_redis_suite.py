@@ -118,19 +118,61 @@ def test_partial_units_fail_only_what_they_lack():
         assert not_run == str(expected), f"{unit}: {not_run} tests did not run, expected {expected}\n{table}"
 
 
-def test_spawned_units_fail_only_what_they_lack():
-    units = sorted(SPAWNED)
+def check_spawned(expected, args, extra_args=None):
+    """Run the units of `expected` (unit -> {allowed failure: reason}) in
+    spawned mode and check each fails exactly its allowed tests."""
+    units = sorted(expected)
     # A spawned unit's problems list also carries its [ok] lines: keep them all.
     env = dict(os.environ, FAIL_LIST="1000")
-    run = subprocess.run([str(SUITE), "--spawn", "--server", volley_bin(), *units], cwd=REPO,
+    if extra_args:
+        env["EXTRA_ARGS"] = extra_args
+    run = subprocess.run([str(SUITE), "--spawn", *args, "--server", volley_bin(), *units], cwd=REPO,
                          capture_output=True, text=True, timeout=1500, env=env)
     table = run.stdout[-6000:] + run.stderr[-2000:]
     failed = failures_by_unit(run.stdout, marker="[err]: ")
     rows = {line.split()[0]: line.split() for line in run.stdout.splitlines() if line.startswith(("unit/", "integration/"))}
     for unit in units:
         assert unit in rows, table
-        allowed, got = set(SPAWNED[unit]), failed.get(unit, set())
+        allowed, got = set(expected[unit]), failed.get(unit, set())
         assert got <= allowed, f"{unit}: unexpected failures {sorted(got - allowed)}\n{table}"
-        assert got == allowed, f"{unit}: now passing, drop from SPAWNED: {sorted(allowed - got)}\n{table}"
+        assert got == allowed, f"{unit}: now passing, drop from the list: {sorted(allowed - got)}\n{table}"
         # Columns: UNIT STATUS PASSED FAILED SECS: every failure was listed.
         assert int(rows[unit][2]) > 0 and int(rows[unit][3]) == len(got), table
+
+
+def test_spawned_units_fail_only_what_they_lack():
+    check_spawned(SPAWNED, [])
+
+
+# The issue's TLS run (#20): the suite's --tls makes every server and client
+# speak TLS with X.509 v1 certificates (openssl x509 -req), and sets
+# tls-replication on its servers. A primary still writes its snapshot and
+# keepalives to a replica's socket beside TLS, and a replica's link to its
+# primary is plain TCP, so tests that attach a replica (or the suite's
+# replication stream, a SYNC) fail until tls-replication is done.
+REPL_OVER_TLS = "a replica over TLS (tls-replication not done yet)"
+TLS_SPAWNED = {
+    "unit/protocol": {},
+    "unit/keyspace": {},
+    "unit/type/hash": {},
+    "unit/acl": {},
+    "unit/type/string": {
+        "GETDEL propagate as DEL command to replica": REPL_OVER_TLS,
+        "GETEX without argument does not propagate to replica": REPL_OVER_TLS,
+    },
+    "unit/type/zset": {
+        "ZMPOP propagate as pop with count command to replica": REPL_OVER_TLS,
+        "BZMPOP propagate as pop with count command to replica": REPL_OVER_TLS,
+    },
+    "unit/auth": {"MASTERAUTH test with binary password": REPL_OVER_TLS},
+}
+# Of the issue's list, not in this run: unit/type/list (its replica tests,
+# and one DEBUG SLEEP test that fails spawned without TLS too),
+# unit/scripting (aborts when its replica cannot attach), unit/multi (28
+# failures spawned without TLS as well: replication stream, DEBUG) and
+# unit/type/set (7 spawned without TLS as well, from the DEBUG-populated
+# long-chain test on).
+
+
+def test_core_units_over_tls_fail_only_what_they_lack():
+    check_spawned(TLS_SPAWNED, ["--tls"], extra_args="--baseport 30000 --portcount 1000")

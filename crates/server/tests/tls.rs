@@ -54,7 +54,11 @@ fn client_config(certs: &Certs, cert: Option<&str>, versions: &[&'static Support
         Some(name) => {
             let chain = vec![CertificateDer::from_pem_file(certs.path(&format!("{name}.crt"))).unwrap()];
             let key = PrivateKeyDer::from_pem_file(certs.path(&format!("{name}.key"))).unwrap();
-            b.with_client_auth_cert(chain, key).unwrap()
+            // Not with_client_auth_cert: its key check parses the
+            // certificate with webpki, which refuses X.509 v1.
+            let signer = rustls::crypto::ring::default_provider().key_provider.load_private_key(key).unwrap();
+            let ck = rustls::sign::CertifiedKey::new(chain, signer);
+            b.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(ck)))
         }
     }
 }
@@ -145,6 +149,26 @@ fn client_certificates_required_optional_or_not_asked() {
     assert!(try_ping(connect_with(s.tls, stranger())).is_err(), "optional still checks a certificate given");
     assert_eq!(admin.cmd(&["CONFIG", "SET", "tls-auth-clients", "no"]), ok());
     assert_eq!(try_ping(connect_with(s.tls, no_cert())), Ok(pong()));
+}
+
+/// OpenSSL accepts X.509 v1 client certificates, so Redis does: one the
+/// CA signed passes; another CA's, or an expired one, is refused.
+#[test]
+fn v1_client_certificates_are_checked_as_openssl_does() {
+    let s = start(true, &[]);
+    s.certs.make_v1();
+    // The expired certificate's end date is its start: a second on, it is past.
+    std::thread::sleep(Duration::from_millis(1100));
+    let with = |name: &str, v: &'static SupportedProtocolVersion| {
+        connect_with(s.tls, Arc::new(client_config(&s.certs, Some(name), &[v])))
+    };
+    for v in [&rustls::version::TLS13, &rustls::version::TLS12] {
+        assert_eq!(try_ping(with("v1client", v)), Ok(pong()), "{v:?}");
+        assert!(try_ping(with("v1foreign", v)).is_err(), "another CA's v1 certificate is refused ({v:?})");
+        assert!(try_ping(with("v1expired", v)).is_err(), "an expired v1 certificate is refused ({v:?})");
+    }
+    let log = s.srv.log();
+    assert!(!log.contains("panicked"), "{log}");
 }
 
 #[test]

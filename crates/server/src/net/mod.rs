@@ -13,7 +13,9 @@ mod repl;
 mod signals;
 pub mod spill;
 pub mod tls;
+mod tls_verify;
 pub mod transport;
+mod x509v1;
 
 use std::io;
 use std::time::{Duration, Instant};

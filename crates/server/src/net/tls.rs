@@ -4,7 +4,9 @@
 //! restart. A configuration that fails to build leaves the old one in place.
 //!
 //! Differences from OpenSSL, named: TLSv1 and TLSv1.1 are not available
-//! (rustls implements 1.2 and 1.3 only); `tls-key-file-pass` and
+//! (rustls implements 1.2 and 1.3 only; naming them is an error that says
+//! so); X.509 v1 certificates, which webpki refuses, are checked by
+//! `x509v1` as OpenSSL accepts them; `tls-key-file-pass` and
 //! `tls-dh-params-file` are accepted but encrypted keys cannot be read;
 //! `tls-session-cache-timeout` does not change rustls's ticket lifetime.
 use std::io;
@@ -14,9 +16,12 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
+use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
 
 use super::listen::bind_all;
+use super::tls_verify::{ClientCerts, ServerCerts};
+use super::x509v1::{self, V1Check};
 use crate::config::Config;
 use crate::server::Server;
 
@@ -64,10 +69,27 @@ fn load_key(path: &str) -> io::Result<PrivateKeyDer<'static>> {
     PrivateKeyDer::from_pem_file(path).map_err(|e| fail(format!("Failed to load private key: {path}: {e}")))
 }
 
+/// A certificate chain with its key. rustls checks that they match by
+/// parsing the certificate with webpki, which refuses X.509 v1: those are
+/// matched here instead.
+fn certified_key(cert: &str, key: &str, provider: &CryptoProvider) -> io::Result<Arc<CertifiedKey>> {
+    let (certs, der) = (load_certs(cert)?, load_key(key)?);
+    let mismatch = |e: String| fail(format!("Failed to load private key: {key}: {e}"));
+    if !x509v1::is_v1(&certs[0]) {
+        return CertifiedKey::from_der(certs, der, provider).map(Arc::new).map_err(|e| mismatch(e.to_string()));
+    }
+    let signer = provider.key_provider.load_private_key(der).map_err(|e| mismatch(e.to_string()))?;
+    match signer.public_key() {
+        Some(spki) if !x509v1::v1_has_key(&certs[0], &spki) => Err(mismatch("key does not match certificate".into())),
+        _ => Ok(Arc::new(CertifiedKey::new(certs, signer))),
+    }
+}
+
 /// The CA certificates of `tls-ca-cert-file` and every file of
-/// `tls-ca-cert-dir`.
-fn load_roots(cfg: &Config) -> io::Result<RootCertStore> {
+/// `tls-ca-cert-dir`, as webpki's trust anchors and as the v1 check's.
+fn load_roots(cfg: &Config, provider: &CryptoProvider) -> io::Result<(Arc<RootCertStore>, Arc<V1Check>)> {
     let mut roots = RootCertStore::empty();
+    let mut cas = Vec::new();
     let mut files = Vec::new();
     let file = opt(cfg, "tls-ca-cert-file");
     if !file.is_empty() {
@@ -84,10 +106,11 @@ fn load_roots(cfg: &Config) -> io::Result<RootCertStore> {
             return Err(fail(format!("Failed to configure CA certificate(s) file/directory: {}", path.display())));
         };
         for cert in iter.flatten() {
+            cas.push(cert.clone());
             roots.add(cert).map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?;
         }
     }
-    Ok(roots)
+    Ok((Arc::new(roots), Arc::new(V1Check::new(cas, provider.signature_verification_algorithms))))
 }
 
 fn protocols(cfg: &Config) -> io::Result<Vec<&'static SupportedProtocolVersion>> {
@@ -176,19 +199,19 @@ pub fn server_config(cfg: &Config) -> io::Result<Arc<ServerConfig>> {
     let verifier = if auth == "no" {
         WebPkiClientVerifier::no_client_auth()
     } else {
-        let roots = Arc::new(load_roots(cfg)?);
+        let (roots, v1) = load_roots(cfg, &provider)?;
         let b = WebPkiClientVerifier::builder_with_provider(roots, provider.clone());
         let b = if auth == "optional" { b.allow_unauthenticated() } else { b };
-        b.build().map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?
+        let inner =
+            b.build().map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?;
+        Arc::new(ClientCerts { inner, v1 })
     };
-    let certs = load_certs(cert_file)?;
-    let key = load_key(key_file)?;
+    let ck = certified_key(cert_file, key_file, &provider)?;
     let mut sc = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&versions)
         .map_err(|e| fail(format!("Failed to configure TLS: {e}")))?
         .with_client_cert_verifier(verifier)
-        .with_single_cert(certs, key)
-        .map_err(|e| fail(format!("Failed to load private key: {key_file}: {e}")))?;
+        .with_cert_resolver(Arc::new(SingleCertAndKey::from(ck)));
     sc.ignore_client_order = yes(cfg, "tls-prefer-server-ciphers");
     if yes(cfg, "tls-session-caching") {
         let size: usize = opt(cfg, "tls-session-cache-size").parse().unwrap_or(20480);
@@ -203,20 +226,21 @@ pub fn server_config(cfg: &Config) -> io::Result<Arc<ServerConfig>> {
 
 /// The client side, for outgoing links (replication, cluster): the
 /// server's certificate checked against the configured CAs without a host
-/// name check (Redis does not check one either), presenting
+/// name check (Redis does not check one either; v1 certificates too, as
+/// OpenSSL), presenting
 /// `tls-client-cert-file` (or `tls-cert-file`) when set.
 pub fn client_config(cfg: &Config) -> io::Result<Arc<rustls::ClientConfig>> {
     let provider = provider(cfg)?;
     let versions = protocols(cfg)?;
-    let roots = Arc::new(load_roots(cfg)?);
+    let (roots, v1) = load_roots(cfg, &provider)?;
     let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
         .build()
         .map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?;
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| fail(format!("Failed to configure TLS: {e}")))?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyName(inner)));
+        .with_custom_certificate_verifier(Arc::new(ServerCerts { inner, v1 }));
     let (cert, key) = match (opt(cfg, "tls-client-cert-file"), opt(cfg, "tls-client-key-file")) {
         ("", _) | (_, "") => (opt(cfg, "tls-cert-file"), opt(cfg, "tls-key-file")),
         pair => pair,
@@ -224,56 +248,9 @@ pub fn client_config(cfg: &Config) -> io::Result<Arc<rustls::ClientConfig>> {
     let cc = if cert.is_empty() || key.is_empty() {
         builder.with_no_client_auth()
     } else {
-        builder
-            .with_client_auth_cert(load_certs(cert)?, load_key(key)?)
-            .map_err(|e| fail(format!("Failed to load private key: {key}: {e}")))?
+        builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(certified_key(cert, key, &provider)?)))
     };
     Ok(Arc::new(cc))
-}
-
-/// A verifier that checks the chain and accepts any host name.
-#[derive(Debug)]
-struct AnyName(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl rustls::client::danger::ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &rustls::pki_types::ServerName<'_>,
-        ocsp: &[u8],
-        now: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        use rustls::CertificateError::{NotValidForName, NotValidForNameContext};
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
-            Err(rustls::Error::InvalidCertificate(NotValidForName | NotValidForNameContext { .. })) => {
-                Ok(rustls::client::danger::ServerCertVerified::assertion())
-            }
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
 }
 
 /// The first `tls-*` option CONFIG SET named, if any. Naming one is

@@ -103,7 +103,7 @@ pub struct Certs {
 
 impl Certs {
     /// A CA; `server`, `server2` and `client` certificates it signed; and a
-    /// self-signed `other` (X.509 v3 all: rustls takes no v1 certificates).
+    /// self-signed `other` (X.509 v3 all; see [`Certs::make_v1`] for v1).
     pub fn make(dir: &Path) -> Certs {
         const SCRIPT: &str = r#"
 set -e
@@ -127,6 +127,31 @@ done
             .unwrap();
         assert!(st.success(), "openssl failed to make test certificates");
         Certs { dir: dir.to_path_buf() }
+    }
+
+    /// X.509 v1 certificates (no extensions, as `openssl x509 -req` makes
+    /// them and Redis's suite uses them): `v1client` signed by the CA,
+    /// `v1foreign` by another CA, `v1expired` by the CA but valid for no
+    /// time at all (its end date is its start date).
+    pub fn make_v1(&self) {
+        const SCRIPT: &str = r#"
+set -e
+openssl req -x509 -newkey rsa:2048 -nodes -keyout otherca.key -out otherca.crt -days 2 -subj '/CN=Volley Test CA'
+for n in v1client v1foreign v1expired; do
+  openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr -subj "/CN=$n"
+done
+openssl x509 -req -in v1client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out v1client.crt -days 2
+openssl x509 -req -in v1foreign.csr -CA otherca.crt -CAkey otherca.key -CAcreateserial -out v1foreign.crt -days 2
+openssl x509 -req -in v1expired.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out v1expired.crt -days 0
+"#;
+        let st = Command::new("sh")
+            .args(["-c", SCRIPT])
+            .current_dir(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "openssl failed to make v1 certificates");
     }
 
     pub fn path(&self, name: &str) -> String {
