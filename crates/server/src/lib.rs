@@ -35,9 +35,17 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     srv.replication = replication::new_part();
     srv.script_may_write = Some(scripting::may_write);
     srv.evict.script_denies_oom = Some(scripting::denies_oom);
+    srv.evict.not_counted = Some(not_counted_for_evict);
     srv.acl = server::acl::Acl::new(dispatch::permissions::catalog(reg));
     srv.client_info_line = Some(commands::client::info_line);
     (srv, reg)
+}
+
+/// Memory `maxmemory` leaves out (Redis's `freeMemoryGetNotCountedMemory`),
+/// for `server::evict`, which cannot see the buffers: the AOF buffer. The
+/// replicas' output buffers belong here too once replication counts them.
+fn not_counted_for_evict(srv: &server::Server) -> u64 {
+    persistence::aof_buffer_bytes(srv)
 }
 
 /// The command table with the config file's `rename-command` lines applied.
