@@ -59,11 +59,6 @@ SPAWNED = {
         # mem_clients_slaves nor left out of the eviction figure.
         "slave buffer are counted correctly": "replica buffer accounting",
         "replica buffer don't induce eviction": "replica buffer accounting",
-        # The tracking clients' output buffers, grown by the invalidation
-        # burst and kept (up to 64 KiB each) once written, count as used
-        # memory and evict further keys; Redis's 16 KiB per client is
-        # allocated at connect, before the test measures its limit.
-        "client tracking don't cause eviction feedback loop": "output buffers kept after a burst (#16 note)",
     },
 }
 
