@@ -428,6 +428,14 @@ impl Conn {
                         continue;
                     }
                     self.check_query_limit(srv, need_at_least)?;
+                    if self.in_end > self.in_start {
+                        // The figure taken before parsing saw the buffer as
+                        // the reads left it; parsing a partial command may
+                        // have resized it (`fit_big_arg`): record what is
+                        // held now, as Redis does after processing input,
+                        // not at the next cron tick.
+                        client_evict::update(srv, cid, self.buffers());
+                    }
                     self.incomplete = true;
                     break;
                 }
