@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 sys.path.insert(0, HERE)
 import servers  # noqa: E402
+from lib_load import SO_TIMESTAMPNS, recv_line_stamped  # noqa: E402
 from lib_load import resp as encode  # noqa: E402
 from lib_report import Table, median  # noqa: E402
 
@@ -119,10 +120,6 @@ def build_set(c, key, members, batch, depth):
         raise RuntimeError(f"SCARD {got}, expected {members}")
 
 
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-SCM_TIMESTAMPNS = SO_TIMESTAMPNS
-
-
 class LostTime:
     """Time the server's main thread could not run: its run-queue wait
     (/proc/PID/schedstat) plus the hypervisor's steal (/proc/stat, clock
@@ -156,17 +153,7 @@ def line_received_ns(s):
     """Read one single-line reply; the kernel's receive timestamp of its
     last byte (CLOCK_REALTIME ns), so this process's own scheduling is not
     counted. The socket must have SO_TIMESTAMPNS on."""
-    got, ts = b"", None
-    while not got.endswith(b"\r\n"):
-        data, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(16))
-        if not data:
-            raise ConnectionError("server closed the connection")
-        got += data
-        for level, kind, payload in anc:
-            if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS:
-                sec, nsec = int.from_bytes(payload[:8], "little"), int.from_bytes(payload[8:16], "little")
-                ts = sec * 1_000_000_000 + nsec
-    return ts if ts is not None else time.clock_gettime_ns(time.CLOCK_REALTIME)
+    return recv_line_stamped(s) or time.clock_gettime_ns(time.CLOCK_REALTIME)
 
 
 def prober(port, pid, go, stop, results):
