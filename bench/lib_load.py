@@ -207,6 +207,23 @@ class Conn:
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 
 
+def recv_line_stamped(s):
+    """Read one single-line reply from `s` (SO_TIMESTAMPNS on): the kernel's
+    receive timestamp of its last segment (CLOCK_REALTIME ns), or None when
+    the kernel gave none."""
+    buf, stamp_ns = b"", None
+    while not buf.endswith(b"\r\n"):
+        chunk, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(16))
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        buf += chunk
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
+                sec, nsec = struct.unpack("qq", data[:16])
+                stamp_ns = sec * 1_000_000_000 + nsec  # the last segment's stamp wins
+    return stamp_ns
+
+
 class PingProbe(threading.Thread):
     """PING every `interval` s on a dedicated connection; keep every round trip.
 
@@ -266,16 +283,7 @@ class PingProbe(threading.Thread):
         waited_ns = self._cpu_wait_ns()
         sent_ns, t0 = time.time_ns(), time.perf_counter()
         s.sendall(ping)
-        buf, stamp_ns = b"", None
-        while not buf.endswith(b"\r\n"):
-            chunk, anc, _, _ = s.recvmsg(64, socket.CMSG_SPACE(16))
-            if not chunk:
-                raise ConnectionError("server closed the probe connection")
-            buf += chunk
-            for level, kind, data in anc:
-                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(data) >= 16:
-                    sec, nsec = struct.unpack("qq", data[:16])
-                    stamp_ns = sec * 1_000_000_000 + nsec  # the last segment's stamp wins
+        stamp_ns = recv_line_stamped(s)
         wall = time.perf_counter() - t0
         # The server has run since (it sent the reply), so its wait is booked.
         waited_ns = self._cpu_wait_ns() - waited_ns

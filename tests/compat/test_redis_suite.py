@@ -61,11 +61,6 @@ SPAWNED = {
         # replica's output first grows: some memory outside its figure
         # (not pinned down yet) passes the test's 32 KiB margin.
         "replica buffer don't induce eviction": "one eviction while a replica's output grows (cause open)",
-        # The tracking clients' output buffers, grown by the invalidation
-        # burst and kept (up to 64 KiB each) once written, count as used
-        # memory and evict further keys; Redis's 16 KiB per client is
-        # allocated at connect, before the test measures its limit.
-        "client tracking don't cause eviction feedback loop": "output buffers kept after a burst (#16 note)",
     },
 }
 

@@ -35,9 +35,18 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     srv.replication = replication::new_part();
     srv.script_may_write = Some(scripting::may_write);
     srv.evict.script_denies_oom = Some(scripting::denies_oom);
+    srv.evict.not_counted = Some(not_counted_for_evict);
     srv.acl = server::acl::Acl::new(dispatch::permissions::catalog(reg));
     srv.client_info_line = Some(commands::client::info_line);
     (srv, reg)
+}
+
+/// Memory `maxmemory` leaves out (Redis's `freeMemoryGetNotCountedMemory`),
+/// for `server::evict`, which cannot see the AOF buffer: that buffer and
+/// the replicas' pending stream (evicting keys for it would only grow it
+/// with their DELs).
+fn not_counted_for_evict(srv: &server::Server) -> u64 {
+    persistence::aof_buffer_bytes(srv) + srv.client_mem.replica_sum() as u64
 }
 
 /// The command table with the config file's `rename-command` lines applied.

@@ -194,3 +194,32 @@ fn a_client_gone_mid_command_is_closed() {
     drop(c);
     wait_until("half closed", || client_field(&mut a, "half", "id").is_none());
 }
+
+#[test]
+fn output_room_a_burst_took_is_given_back_once_written() {
+    let srv = TestServer::start(&[]);
+    let mut a = admin(&srv);
+    let mut s = named(&srv, "sub");
+    s.send(b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n");
+    s.read_frame();
+    let before = client_field(&mut a, "sub", "tot-mem").unwrap();
+    // 40 KB of messages in one turn: more than the 16 KiB a connection
+    // keeps, so the buffer that held them must not stay allocated (it
+    // would count against maxmemory and maxmemory-clients).
+    let mut p = srv.client();
+    let msg = "m".repeat(1000);
+    let mut burst = Vec::new();
+    for _ in 0..40 {
+        resp::encode_command(&mut burst, &["PUBLISH", "ch", &msg]);
+    }
+    p.send(&burst);
+    for _ in 0..40 {
+        assert_eq!(p.read_frame(), Frame::Integer(1));
+    }
+    for _ in 0..40 {
+        s.read_frame();
+    }
+    let after = client_field(&mut a, "sub", "tot-mem").unwrap();
+    assert!(after < before + 4096, "tot-mem {after} after the burst, {before} before");
+    assert_eq!(client_field(&mut a, "sub", "omem"), Some(0));
+}

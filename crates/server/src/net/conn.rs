@@ -33,8 +33,17 @@ const TURN_BUDGET: usize = 64 << 10;
 const READ_AHEAD: usize = 1 << 20;
 /// Smallest read attempted; the buffer grows past it for big pipelines.
 const MIN_READ: usize = 16 << 10;
-/// Output buffers larger than this are released when they empty.
-const KEEP_BUF: usize = 64 << 10;
+/// Output room a drained connection keeps by default: Redis's reply
+/// buffer (`PROTO_REPLY_CHUNK_BYTES`). A buffer that grew past what the
+/// connection keeps (a burst of pushes, one big reply) is released once
+/// written, as Redis frees its reply list, so memory that eviction and
+/// client eviction count returns to its pre-burst level at once.
+const OUT_KEEP_MIN: usize = 16 << 10;
+/// Most output room kept: a connection whose every turn writes more than
+/// [`OUT_KEEP_MIN`] (a deep pipeline of big replies) keeps up to this
+/// much, chosen by the cron from its recent peak, so it does not
+/// reallocate each turn (Redis grows its reply buffer the same way).
+const OUT_KEEP_MAX: usize = 64 << 10;
 /// Input buffers above this shrink, on the cron, to their recent peak use
 /// (Redis's PROTO_RESIZE_THRESHOLD).
 const RESIZE_INPUT_ABOVE: usize = 32 << 10;
@@ -89,6 +98,12 @@ pub struct Conn {
     /// Most unconsumed input held since the last cron tick: the input
     /// buffer shrinks towards it.
     in_peak: usize,
+    /// Output room kept when `out` drains (see [`OUT_KEEP_MIN`]).
+    out_keep: usize,
+    /// Most output written in one flush since the last cron tick.
+    out_peak: usize,
+    /// The last tick's peak was over `out_keep`.
+    out_full_last_tick: bool,
 }
 
 impl Conn {
@@ -114,6 +129,9 @@ impl Conn {
             write_registered: false,
             soft_limit_since: None,
             in_peak: 0,
+            out_keep: OUT_KEEP_MIN,
+            out_peak: 0,
+            out_full_last_tick: false,
         }
     }
 
@@ -410,6 +428,14 @@ impl Conn {
                         continue;
                     }
                     self.check_query_limit(srv, need_at_least)?;
+                    if self.in_end > self.in_start {
+                        // The figure taken before parsing saw the buffer as
+                        // the reads left it; parsing a partial command may
+                        // have resized it (`fit_big_arg`): record what is
+                        // held now, as Redis does after processing input,
+                        // not at the next cron tick.
+                        client_evict::update(srv, cid, self.buffers());
+                    }
                     self.incomplete = true;
                     break;
                 }
@@ -544,12 +570,29 @@ impl Conn {
         }
         self.out_sent = 0;
         self.drained += self.out.len() as u64;
-        if self.out.capacity() > KEEP_BUF {
+        self.out_peak = self.out_peak.max(self.out.len());
+        if self.out.capacity() > self.out_keep {
             self.out = Vec::new();
         } else {
             self.out.clear();
         }
         Ok(true)
+    }
+
+    /// Cron: how much output room to keep from now on. A peak that filled
+    /// the kept room in two ticks running (a steady pipeline, not a single
+    /// burst) doubles it, up to [`OUT_KEEP_MAX`]; a peak under half of it
+    /// halves it, down to [`OUT_KEEP_MIN`], as Redis resizes its reply
+    /// buffer from its peak use.
+    pub fn resize_output(&mut self) {
+        let (peak, keep) = (self.out_peak, self.out_keep);
+        if peak > keep && self.out_full_last_tick {
+            self.out_keep = (keep * 2).min(OUT_KEEP_MAX);
+        } else if peak < keep / 2 {
+            self.out_keep = (keep / 2).max(OUT_KEEP_MIN);
+        }
+        self.out_full_last_tick = peak > keep;
+        self.out_peak = 0;
     }
 
     /// Write `out[out_sent..limit]`; Ok(false) when the kernel took less.

@@ -692,6 +692,7 @@ impl EventLoop {
         for (slot, last) in clients {
             if let Some(conn) = self.conns.get_mut(slot) {
                 conn.resize_input(now - last > IDLE_BUFFERS_MS);
+                conn.resize_output();
                 crate::server::client_evict::update(&mut self.srv, slot, conn.buffers());
             }
         }

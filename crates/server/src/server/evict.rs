@@ -55,6 +55,11 @@ pub struct Eviction {
     /// Whether the script an EVAL/EVALSHA/FCALL runs is denyoom (declared
     /// flags without `allow-oom` or `no-writes`); installed by scripting.
     pub script_denies_oom: Option<ScriptMayWrite>,
+    /// Memory `maxmemory` does not count (Redis's
+    /// `freeMemoryGetNotCountedMemory`: the AOF buffer, replicas' output
+    /// buffers), summed by the layers that own those buffers; installed
+    /// by `new_server`.
+    pub not_counted: Option<fn(&Server) -> u64>,
 }
 
 impl Eviction {
@@ -115,16 +120,22 @@ pub fn apply_policy(srv: &mut Server) {
     srv.evict.pool.clear();
 }
 
-/// Bytes over `maxmemory` (0 when under it or without a limit).
+/// Bytes over `maxmemory` (0 when under it or without a limit), not
+/// counting the buffers [`Eviction::not_counted`] names: evicting keys
+/// cannot shrink them, and they grow with every write evicting replays.
 #[inline]
 pub fn over_limit(srv: &Server) -> u64 {
     let limit = srv.config.maxmemory;
     if limit == 0 {
         return 0;
     }
-    // Replicas' pending stream is left out (Redis's not-counted memory):
-    // evicting keys for it would only grow it with their DELs.
-    used_memory().saturating_sub(srv.client_mem.replica_sum() as u64).saturating_sub(limit)
+    let used = used_memory();
+    if used <= limit {
+        return 0;
+    }
+    // Only once over, as Redis: the sum is not free.
+    let not_counted = srv.evict.not_counted.map_or(0, |f| f(srv));
+    used.saturating_sub(not_counted).saturating_sub(limit)
 }
 
 /// Evict until memory is under `maxmemory` or the round's time is up.

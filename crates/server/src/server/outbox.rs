@@ -10,8 +10,12 @@
 //! of the turn). The log is emptied once every outbox has been delivered.
 use std::ops::Range;
 
-/// Largest log capacity kept for the next turn.
-const LOG_KEEP: usize = 1 << 20;
+/// Largest log capacity kept for the next turn. Small, as a client's
+/// output buffer keeps (see `net::conn`): the room a burst of pushes took
+/// is given back once delivered, so it is not still counted against
+/// `maxmemory` when the next command checks it (otherwise evicting keys
+/// tracking clients cache grows the log, which evicts more keys).
+const LOG_KEEP: usize = 16 << 10;
 
 #[derive(Default)]
 pub struct Outbox {
