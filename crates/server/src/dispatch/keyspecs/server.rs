@@ -101,8 +101,7 @@ pub(super) const TABLE: Table = &[
     ("replconf", m("An internal command for configuring the replication stream", "3.0.0", "server").cx("O(1)").doc_flags(SYSCMD)),
     ("failover", m("Start a coordinated failover between this server and one of its replicas.", "6.2.0", "server").cx("O(1)")
         .args(&[
-            block("target", &[a("host", Str), a("port", Int)]).tok("TO").opt(),
-            t("force", "FORCE").opt(),
+            block("target", &[a("host", Str), a("port", Int), t("force", "FORCE").opt()]).tok("TO").opt(),
             t("abort", "ABORT").opt(),
             a("milliseconds", Int).tok("TIMEOUT").opt(),
         ])),
