@@ -241,8 +241,8 @@ def test_swapdb_loading_keeps_old_data_until_the_snapshot_is_in():
         # it however loaded the machine is (they cut it short).
         p.config_set("rdb-key-save-delay", 100000)
         r.replicaof("127.0.0.1", primary.port)
-        # Seen together in one poll: INFO and a refused read have been seen
-        # to disagree for a moment (open; see the #19 note).
+        # Polled together: the loading state follows the link thread once
+        # per cron tick.
         wait_until(lambda: r.info("persistence")["loading"] == 1 and r.info("persistence")["async_loading"] == 0
                    and not serves(r, "mine", b"old"), "never loading with reads refused")
         p.client_kill_filter(_type="replica")  # the transfer fails
