@@ -471,7 +471,9 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     if ctx.srv.tracking.active() {
         remember_read_keys(ctx, spec, argv);
     }
-    let moved = ctx.srv.dirty != dirty_before;
+    // Only a rise counts, as Redis's `call`: SAVE and SHUTDOWN reset the
+    // counter, and must not reach the AOF or the replicas for it.
+    let moved = ctx.srv.dirty > dirty_before;
     let said = changes::end_command(ctx.srv, db, argv.iter_from(0), moved, outer);
     if !said && moved && ctx.srv.wants_keys() {
         for pos in written_keys(spec, argv) {

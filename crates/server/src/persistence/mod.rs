@@ -12,6 +12,7 @@ pub use rdb::dump::{dump_value, restore_value, DumpError};
 pub use rdb::save::ReplAux;
 pub use rdb::write_for_replicas;
 pub use rdb::{after_flushall, change_dir, debug_reload, load_from_primary, loaded_position, save_for_replicas};
+pub use rdb::take_loaded_expired;
 
 use std::io;
 

@@ -303,32 +303,64 @@ pub fn resize_backlog(srv: &mut Server) {
     }
 }
 
-/// At start: `replicaof` in the config file makes us a replica, which
-/// continues from the position the loaded RDB recorded, if any (PSYNC
-/// after a restart). Also installs the position hook RDB saves read.
+/// At start: `replicaof` in the config file makes us a replica; an RDB
+/// that recorded a replication position lets the history continue (PSYNC
+/// after a restart, either role). Also installs the position hook RDB
+/// saves read.
 pub fn start_from_config(srv: &mut Server) {
     srv.repl_position = Some(position);
-    let Some((host, port)) = srv.config.replicaof() else {
-        // A primary restarted from its own RDB: its replicas may continue.
-        if let Some((id, offset, _)) = crate::persistence::loaded_position(srv) {
-            srv.replid = id;
-            let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
-            let r = state_mut(srv);
-            r.offset = offset;
-            r.backlog = Some(Backlog::new(size, offset));
-            srv.changes.consumers.replicas = Some(feed);
+    let target = srv.config.replicaof();
+    let now = crate::server::unix_ms();
+    let Some((id, offset, db)) = crate::persistence::loaded_position(srv) else {
+        if target.is_some() {
+            replicaof(srv, target, now);
         }
         return;
     };
-    if let Some((id, offset, db)) = crate::persistence::loaded_position(srv) {
+    let expired = crate::persistence::take_loaded_expired(srv);
+    // A backlog from the file's offset on: what replicas continue from,
+    // and what keeps REPLICAOF below from starting a new history.
+    let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
+    let r = state_mut(srv);
+    r.offset = offset;
+    r.backlog = Some(Backlog::new(size, offset));
+    srv.changes.consumers.replicas = Some(feed);
+    if target.is_some() {
         srv.replid = id;
-        state_mut(srv).offset = offset;
         crate::log_at!(Notice, "Using the replication id and offset from the RDB file to continue: {offset}");
-        replicaof(srv, Some((host, port)), crate::server::unix_ms());
+        replicaof(srv, target, now);
         replica::set_stream_db(srv, db);
         return;
     }
-    replicaof(srv, Some((host, port)), crate::server::unix_ms());
+    // A primary keeps its new id: the file's becomes the one it continues
+    // (replid2), as after a promotion. Keys that expired in the file go
+    // down the stream as DELs, as Redis's loader feeds them.
+    let r = state_mut(srv);
+    r.replid2 = id;
+    r.second_offset = offset + 1;
+    r.idle_since_ms = Some(now);
+    feed_expired(srv, expired);
+}
+
+/// DEL (UNLINK with `lazyfree-lazy-expire`) of each key that expired in
+/// the loaded file, with a SELECT where the db changes.
+fn feed_expired(srv: &mut Server, keys: Vec<(usize, Vec<u8>)>) {
+    if keys.is_empty() {
+        return;
+    }
+    let cmd: &[u8] = if srv.config.lazyfree_lazy_expire { b"UNLINK" } else { b"DEL" };
+    let mut buf = Vec::new();
+    let mut db = None;
+    for (d, key) in &keys {
+        if db != Some(*d) {
+            db = Some(*d);
+            resp::encode_command(&mut buf, &[&b"SELECT"[..], d.to_string().as_bytes()]);
+        }
+        resp::encode_command(&mut buf, &[cmd, key.as_slice()]);
+    }
+    push_stream(srv, &buf);
+    // Live commands must say their db again.
+    srv.changes.reselect();
 }
 
 /// The dataset's replication position, when there is a history to
@@ -345,6 +377,11 @@ fn position(srv: &Server) -> Option<(i64, i64)> {
 pub fn sync_stats(srv: &Server) -> [(&'static str, u64); 3] {
     let c = state(srv).sync_counts;
     [("sync_full", c[0]), ("sync_partial_ok", c[1]), ("sync_partial_err", c[2])]
+}
+
+/// CONFIG RESETSTAT: the synchronization counters start again.
+pub fn reset_stats(srv: &mut Server) {
+    state_mut(srv).sync_counts = [0; 3];
 }
 
 /// CONFIG SET changed options: apply what replication reads once.

@@ -156,10 +156,8 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
                 reply.len(),
                 String::from_utf8_lossy(off)
             );
-            let r = state_mut(srv);
-            r.replicas.push(replica);
-            r.idle_since_ms = None;
-            r.sync_counts[1] += 1;
+            add_replica(state_mut(srv), replica, now_ms);
+            state_mut(srv).sync_counts[1] += 1;
             return Ok(reply);
         }
         // Asked to continue (not `?`) and could not: a failed partial.
@@ -169,15 +167,19 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
     }
     crate::log_at!(Notice, "Replica {}:{} asks for synchronization", replica.ip(srv), replica.listening_port);
     ensure_backlog(srv);
-    let r = state_mut(srv);
-    // The ping period counts from the first replica, not from the start.
+    add_replica(state_mut(srv), replica, now_ms);
+    state_mut(srv).sync_counts[0] += 1;
+    Ok(Vec::new())
+}
+
+fn add_replica(r: &mut super::Replication, replica: Replica, now_ms: i64) {
+    // The ping period counts from the first replica, not from the start
+    // (nor from a restart whose replicas continue).
     if r.replicas.is_empty() {
         r.last_ping_ms = now_ms;
     }
     r.idle_since_ms = None;
     r.replicas.push(replica);
-    r.sync_counts[0] += 1;
-    Ok(Vec::new())
 }
 
 /// The backlog holds what the replica lacks: `+CONTINUE` and those bytes.

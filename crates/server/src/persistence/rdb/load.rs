@@ -32,6 +32,10 @@ pub struct LoadStats {
     pub repl: Option<(String, i64)>,
     /// The db the replication stream was in (`repl-stream-db`).
     pub repl_stream_db: i64,
+    /// Keys of a file with a replication position that had expired: a
+    /// primary restarting from it puts their DELs in its backlog, as Redis
+    /// does, so its replicas drop them too.
+    pub expired_keys: Vec<(usize, Vec<u8>)>,
 }
 
 /// The engine limits that pick encodings for loaded values.
@@ -343,6 +347,9 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
                 let at = expire.take();
                 if at.is_some_and(|at| at < now_ms) {
                     stats.keys_expired += 1;
+                    if stats.repl.is_some() {
+                        stats.expired_keys.push((db, key.clone()));
+                    }
                 } else if !is_empty(&value) {
                     if !ks.dbs[db].insert_new(&key, value, at, now_ms) {
                         let name = String::from_utf8_lossy(&key);

@@ -84,6 +84,12 @@ fn opts(srv: &Server) -> SaveOpts {
 
 /// The replication position the RDB loaded at start carried: replid,
 /// offset, and the stream's db.
+/// The keys that had expired in the file `loaded_position` speaks of,
+/// handed over once (see `LoadStats::expired_keys`).
+pub fn take_loaded_expired(srv: &mut Server) -> Vec<(usize, Vec<u8>)> {
+    std::mem::take(&mut rdb_mut(&mut srv.persistence).last_load.expired_keys)
+}
+
 pub fn loaded_position(srv: &Server) -> Option<(String, i64, i64)> {
     let last = &rdb_ref(&srv.persistence).last_load;
     last.repl.as_ref().map(|(id, off)| (id.clone(), *off, last.repl_stream_db))
@@ -184,6 +190,8 @@ pub fn load_from_primary(srv: &mut Server, path: &std::path::Path) -> io::Result
     let file = std::fs::File::open(path)?;
     let mut stats = load_file(srv, file, path)?;
     let repl = stats.repl.take();
+    // Only a primary restarting from its file propagates those DELs.
+    stats.expired_keys = Vec::new();
     rdb_mut(&mut srv.persistence).last_load = stats;
     Ok(repl)
 }
