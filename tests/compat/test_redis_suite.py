@@ -44,14 +44,17 @@ SPAWNED = {
     "unit/acl": {},
     "unit/acl-v2": {},
     "unit/auth": {},
-    # Replication (#19); the longer units (integration/replication,
-    # replication-psync, psync2*) run by hand: see the README.
+    # Replication (#19); the longer units (integration/replication, and
+    # replication-psync: 60/60 but ~3.5 min) run by hand: see the README.
     "unit/wait": {},
     "integration/replication-2": {},
     "integration/replication-3": {},
     "integration/replication-4": {},
     "integration/block-repl": {},
     "integration/psync2-reg": {},
+    "integration/psync2": {},  # ~45 s: a fixed 40 s of random topologies
+    "integration/psync2-pingoff": {},  # ~20 s
+    "integration/psync2-master-restart": {},  # ~20 s
     "integration/failover": {},
     "unit/lazyfree": {},
     "unit/memefficiency": {},

@@ -82,14 +82,14 @@ fn opts(srv: &Server) -> SaveOpts {
     SaveOpts { compress: srv.config.rdbcompression, checksum: srv.config.rdbchecksum, repl, key_delay_us }
 }
 
-/// The replication position the RDB loaded at start carried: replid,
-/// offset, and the stream's db.
 /// The keys that had expired in the file `loaded_position` speaks of,
 /// handed over once (see `LoadStats::expired_keys`).
 pub fn take_loaded_expired(srv: &mut Server) -> Vec<(usize, Vec<u8>)> {
     std::mem::take(&mut rdb_mut(&mut srv.persistence).last_load.expired_keys)
 }
 
+/// The replication position the RDB loaded at start carried: replid,
+/// offset, and the stream's db.
 pub fn loaded_position(srv: &Server) -> Option<(String, i64, i64)> {
     let last = &rdb_ref(&srv.persistence).last_load;
     last.repl.as_ref().map(|(id, off)| (id.clone(), *off, last.repl_stream_db))
