@@ -88,10 +88,30 @@ pub fn minutes(now_ms: i64) -> u32 {
     ((now_ms.max(0) / 60_000) & 0xFFFF) as u32
 }
 
-/// The LFU data of a key with `counter` accessed at `now_ms`: the minute
-/// clock in bits 8..24, the counter in the low byte.
+/// The LFU data of a key with `counter` accessed at `now_ms`: the counter
+/// in the low byte, Redis's minute clock in bits 8..24 and the second
+/// within that minute in bits 24..30. The seconds are Volley's: Redis keeps
+/// no recency under LFU, so candidates with equal counters tie; here the
+/// one accessed longest ago goes first (see [`lfu_score`]).
 pub fn lfu_word(now_ms: i64, counter: u8) -> u32 {
-    (minutes(now_ms) << 8) | u32::from(counter)
+    let second = ((now_ms.max(0) / 1000) % 60) as u32;
+    (second << 24) | (minutes(now_ms) << 8) | u32::from(counter)
+}
+
+/// Seconds since the access recorded in LFU data `word`, on the 16-bit
+/// minute clock (wrapping as [`decayed_counter`] does).
+pub fn lfu_idle_secs(word: u32, now_ms: i64) -> u32 {
+    let then = (word >> 8) & 0xFFFF;
+    let then_sec = (word >> 24) & 0x3F;
+    let now_sec = ((now_ms.max(0) / 1000) % 60) as u32;
+    (elapsed_minutes(then, minutes(now_ms)) * 60 + now_sec).saturating_sub(then_sec)
+}
+
+/// An LFU eviction score (bigger goes first): the lower the decayed
+/// counter the better, and among equal counters the longer idle.
+pub fn lfu_score(word: u32, now_ms: i64, decay_time: u32) -> u64 {
+    let counter = decayed_counter(word, now_ms, decay_time);
+    ((255 - u64::from(counter)) << 32) | u64::from(lfu_idle_secs(word, now_ms))
 }
 
 /// Minutes since `then` on the 16-bit clock (Redis's `LFUTimeElapsed`,
@@ -229,6 +249,22 @@ mod tests {
         let late = 65_535 * 60_000;
         let w = lfu_word(late, 10);
         assert_eq!(decayed_counter(w, late + 2 * 60_000, 1), 9);
+    }
+
+    #[test]
+    fn equal_counters_rank_by_recency() {
+        let t0 = 1_000 * 60_000 + 7_000;
+        let old = lfu_word(t0, 6);
+        let newer = lfu_word(t0 + 45_000, 6);
+        let now = t0 + 50_000;
+        // The decay fields read as before: the second does not leak in.
+        assert_eq!(decayed_counter(newer, now, 1), 6);
+        assert_eq!((lfu_idle_secs(old, now), lfu_idle_secs(newer, now)), (50, 5));
+        assert!(lfu_score(old, now, 1) > lfu_score(newer, now, 1));
+        // A lower counter goes first however recent.
+        assert!(lfu_score(lfu_word(now, 5), now, 1) > lfu_score(old, now, 1));
+        // Minutes and seconds combine across a minute boundary.
+        assert_eq!(lfu_idle_secs(lfu_word(t0 + 50_000, 9), t0 + 130_000), 80);
     }
 
     #[test]

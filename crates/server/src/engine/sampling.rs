@@ -4,12 +4,12 @@
 //! dbs the access tracking a policy needs. Kept apart from `db` and `evict`
 //! so neither imports the other.
 use super::db::{Db, Keyspace};
-use super::evict::{decayed_counter, Lfu, Policy, Pool, Sampling};
+use super::evict::{lfu_score, Lfu, Policy, Pool, Sampling};
 
 impl Db {
     /// Offer up to `how.samples` keys of this db (db number `index`) to
-    /// `pool`, scored by the policy: idle seconds (LRU), 255 minus the
-    /// decayed counter (LFU), or the nearest expiry (TTL). Volatile
+    /// `pool`, scored by the policy: idle seconds (LRU), the decayed
+    /// counter then the idle seconds (LFU: [`lfu_score`]), or the nearest expiry (TTL). Volatile
     /// policies sample the expiry table. Returns whether the db had keys to
     /// sample.
     pub fn sample_into(&self, pool: &mut Pool, index: usize, how: Sampling, rng: &mut u64) -> bool {
@@ -28,7 +28,7 @@ impl Db {
                     let meta = if policy.volatile() { self.meta_of(key) } else { Some(data as u32) };
                     let Some(meta) = meta else { continue };
                     if policy.lfu() {
-                        255 - u64::from(decayed_counter(meta, now_ms, decay_time))
+                        lfu_score(meta, now_ms, decay_time)
                     } else {
                         u64::from(self.idle_of_word(meta, now_ms))
                     }

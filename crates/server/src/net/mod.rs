@@ -378,6 +378,10 @@ impl EventLoop {
             let processed = conn.process(&mut self.srv, self.reg, slot, now);
             self.conns.put_back(slot, conn);
             match processed {
+                // Over its output limit: gone before the next client runs
+                // (Redis's beforeNextClient), so a CLIENT LIST read in the
+                // same turn no longer shows it.
+                Err(close @ Close::Limit(_)) => return self.close_one(slot, close),
                 Err(close) => {
                     self.to_close.push((slot, close));
                     return;
@@ -639,27 +643,31 @@ impl EventLoop {
 
     fn close_pending(&mut self) {
         for (slot, why) in std::mem::take(&mut self.to_close) {
-            let Some(mut conn) = self.conns.remove(slot) else {
-                continue;
-            };
-            self.srv.blocking.unblock(slot);
-            self.srv.unwatch_all(slot);
-            self.srv.pubsub.drop_client(slot);
-            self.srv.tracking_off(slot);
-            self.srv.client_mem.forget(slot);
-            // The slot may be reused: held positions belong to this connection.
-            self.held.retain(|&(s, _)| s != slot);
-            if let Some(role) = self.srv.clients.get(slot).map(|c| c.role) {
-                crate::replication::client_closed(&mut self.srv, slot, role);
-            }
-            let info = self.srv.clients.remove(slot);
-            let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
-            match why {
-                Close::Gone(msg) => crate::log_at!(Verbose, "Client {addr} closed: {msg}"),
-                Close::Limit(msg) => crate::log_at!(Warning, "{msg}: client addr={addr}"),
-            }
-            let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.close_one(slot, why);
         }
+    }
+
+    fn close_one(&mut self, slot: usize, why: Close) {
+        let Some(mut conn) = self.conns.remove(slot) else {
+            return;
+        };
+        self.srv.blocking.unblock(slot);
+        self.srv.unwatch_all(slot);
+        self.srv.pubsub.drop_client(slot);
+        self.srv.tracking_off(slot);
+        self.srv.client_mem.forget(slot);
+        // The slot may be reused: held positions belong to this connection.
+        self.held.retain(|&(s, _)| s != slot);
+        if let Some(role) = self.srv.clients.get(slot).map(|c| c.role) {
+            crate::replication::client_closed(&mut self.srv, slot, role);
+        }
+        let info = self.srv.clients.remove(slot);
+        let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
+        match why {
+            Close::Gone(msg) => crate::log_at!(Verbose, "Client {addr} closed: {msg}"),
+            Close::Limit(msg) => crate::log_at!(Warning, "{msg}: client addr={addr}"),
+        }
+        let _ = self.poll.registry().deregister(&mut conn.stream);
     }
 
     /// Periodic work, `hz` times a second.
