@@ -102,10 +102,11 @@ fn block(size: usize) -> isize {
 }
 
 /// Bytes currently allocated by the process through the Rust allocator
-/// (Lua's heap included): INFO's `used_memory`, what `maxmemory` limits.
+/// (Lua's heap included), plus the keyspace's big bucket arrays, which are
+/// mappings of their own: INFO's `used_memory`, what `maxmemory` limits.
 pub fn used_memory() -> u64 {
     let sum: isize = COUNTERS.iter().map(|c| c.0.load(Relaxed)).sum();
-    sum.max(0) as u64
+    sum.max(0) as u64 + crate::engine::dict::mapped_bytes() as u64
 }
 
 // SAFETY: every block mimalloc hands out is at least word-aligned, so

@@ -18,10 +18,15 @@
 //!
 //! Throughput at 10M keys was the same with the arrays on small pages; the
 //! entries, most of the memory, stay on whatever the allocator uses.
+//!
+//! The allocator does not see these mappings, so their bytes are counted
+//! here ([`mapped_bytes`]) and added to `used_memory`: a table of 2M buckets
+//! is 16 MiB, ~10 bytes per key, that `maxmemory` must see as Redis's does.
 use std::alloc::{self, Layout};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use super::Bucket;
 
@@ -30,6 +35,15 @@ const OWN_MAPPING_FROM: usize = 2 << 20;
 /// Drained old-table pages are released in chunks of this many bytes, so a
 /// rehash makes one `madvise` per chunk, not one per page.
 const RELEASE_CHUNK: usize = 256 << 10;
+
+/// Bytes of bucket arrays on their own mappings, less what was released.
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes the bucket arrays hold outside the allocator (whole mappings as
+/// made, as Redis's zmalloc counts a table, minus drained chunks given back).
+pub fn mapped_bytes() -> usize {
+    MAPPED.load(Relaxed)
+}
 
 /// An owned array of `len` buckets. Dropping it frees the memory without
 /// visiting the buckets: the owner must have emptied them (entries still
@@ -90,6 +104,7 @@ impl<V> Buckets<V> {
                 libc::MADV_DONTNEED,
             )
         };
+        MAPPED.fetch_sub(end - self.released, Relaxed);
         self.released = end;
     }
 }
@@ -117,6 +132,7 @@ fn map_zeroed(layout: Layout) -> NonNull<u8> {
     if p == libc::MAP_FAILED {
         alloc::handle_alloc_error(layout);
     }
+    MAPPED.fetch_add(layout.size(), Relaxed);
     // SAFETY: advice over the mapping just made; failure only means huge pages.
     unsafe { libc::madvise(p, layout.size(), libc::MADV_NOHUGEPAGE) };
     NonNull::new(p.cast()).expect("mmap returned a null mapping")
@@ -139,6 +155,7 @@ impl<V> Drop for Buckets<V> {
         if self.own_mapping() {
             // SAFETY: the whole mapping made by `map_zeroed`, unmapped once.
             unsafe { libc::munmap(self.ptr.as_ptr().cast(), bytes) };
+            MAPPED.fetch_sub(bytes - self.released, Relaxed);
         } else {
             let layout = Layout::array::<Bucket<V>>(self.len).expect("size was valid at allocation");
             // SAFETY: allocated by `heap_zeroed` with this layout.

@@ -29,6 +29,7 @@ use std::mem;
 
 mod prefetch;
 mod sample;
+pub use buckets::mapped_bytes;
 pub use sample::set_expand_guard;
 
 /// Bucket count of a table's first allocation, and the floor for shrinking.
