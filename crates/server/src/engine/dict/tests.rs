@@ -131,6 +131,19 @@ fn reserve_sizes_an_empty_table_so_a_load_never_rehashes() {
 }
 
 #[test]
+fn bucket_arrays_on_their_own_mapping_are_counted() {
+    // Other tests' tables come and go meanwhile: check with a margin
+    // (16 MiB) far over a small test table and far under this one (64 MiB).
+    let before = mapped_bytes();
+    let mut d: Dict<u64> = Dict::new();
+    d.reserve(1 << 23);
+    assert_eq!(d.bucket_count(), 1 << 23);
+    assert!(mapped_bytes() >= before + (48 << 20), "{} then {}", before, mapped_bytes());
+    drop(d);
+    assert!(mapped_bytes() + (48 << 20) <= before + (64 << 20), "{} then {}", before, mapped_bytes());
+}
+
+#[test]
 fn shrink_waits_for_try_shrink_and_is_incremental() {
     let mut d = Dict::new();
     (0..10_000).for_each(|i| _ = d.insert(&key(i), i));
