@@ -58,6 +58,10 @@ SPAWNED = {
     "integration/failover": {},
     "unit/lazyfree": {},
     "unit/memefficiency": {},
+    # unit/client-eviction runs by hand (~170 s): 16 of its 17 tests pass;
+    # "client total memory grows during maxmemory-clients disabled" times
+    # out, as pipeline-output-pause holds the client's output at ~1 MB
+    # (README, issue #16), and a timeout cannot be listed as allowed.
     "unit/maxmemory": {
         # Replicas' output is counted (mem_clients_slaves) and left out of
         # eviction, but one key of 100 is still evicted as a stopped
