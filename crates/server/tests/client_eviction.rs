@@ -223,3 +223,28 @@ fn output_room_a_burst_took_is_given_back_once_written() {
     assert!(after < before + 4096, "tot-mem {after} after the burst, {before} before");
     assert_eq!(client_field(&mut a, "sub", "omem"), Some(0));
 }
+
+#[test]
+fn a_client_over_its_output_limit_is_gone_before_the_next_client_runs() {
+    let srv = TestServer::start(&[]);
+    let mut a = admin(&srv);
+    assert_eq!(a.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0"]), ok());
+    assert_eq!(a.cmd(&["SETRANGE", "k", "2097152", "v"]), int(2_097_153));
+    let mut big = named(&srv, "big");
+    let mut lister = named(&srv, "lister");
+    // Stopped, the server finds both commands in one turn: the GET whose
+    // reply passes the hard limit first, then the CLIENT LIST.
+    let pid = srv.pid() as i32;
+    // SAFETY: signalling the child process this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    big.send_cmd(&["GET", "k"]);
+    std::thread::sleep(Duration::from_millis(50));
+    lister.send_cmd(&["CLIENT", "LIST"]);
+    std::thread::sleep(Duration::from_millis(50));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let Frame::Bulk(list) = lister.read_frame() else { panic!("CLIENT LIST is a bulk string") };
+    let list = String::from_utf8(list).unwrap();
+    assert!(list.contains(" name=lister ") && !list.contains(" name=big "), "{list}");
+    assert!(big.is_closed());
+}
