@@ -173,11 +173,13 @@ pub fn bgsave(srv: &mut Server, schedule: bool, in_exec: bool) -> Started {
     }
 }
 
-/// BGREWRITEAOF: fork the rewrite child, or schedule it behind another child.
+/// BGREWRITEAOF: fork the rewrite child, or schedule it behind another
+/// child or after the running transaction.
 pub fn bgrewriteaof(srv: &mut Server) -> Started {
+    let in_exec = srv.changes.in_atomic();
     match srv.children.running() {
         Some(ChildKind::AofRewrite) => Started::AlreadyRunning,
-        Some(_) => {
+        running if running.is_some() || in_exec => {
             aof_mut(&mut srv.persistence).rewrite_scheduled = true;
             Started::Scheduled
         }

@@ -28,6 +28,7 @@ pub use failover::{
     Request as FailoverRequest,
 };
 pub use primary::{psync, replconf, wait, WaitOutcome};
+pub use link::LinkStream;
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
 
