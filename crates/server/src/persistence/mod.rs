@@ -179,14 +179,14 @@ pub fn bgrewriteaof(srv: &mut Server) -> Started {
     let in_exec = srv.changes.in_atomic();
     match srv.children.running() {
         Some(ChildKind::AofRewrite) => Started::AlreadyRunning,
-        running if running.is_some() || in_exec => {
-            aof_mut(&mut srv.persistence).rewrite_scheduled = true;
-            Started::Scheduled
-        }
-        None => match aof::start_rewrite(srv) {
+        None if !in_exec => match aof::start_rewrite(srv) {
             Ok(()) => Started::Now,
             Err(_) => Started::Failed,
         },
+        _ => {
+            aof_mut(&mut srv.persistence).rewrite_scheduled = true;
+            Started::Scheduled
+        }
     }
 }
 
