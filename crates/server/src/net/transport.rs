@@ -156,7 +156,9 @@ fn reset_on_close(sock: &TcpStream) {
     let len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
     // SAFETY: setsockopt reads `len` bytes from the valid `lg`; the fd is
     // the open socket `sock` owns.
-    unsafe { libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, (&lg as *const libc::linger).cast(), len) };
+    unsafe {
+        libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, (&lg as *const libc::linger).cast(), len)
+    };
 }
 
 impl Stream {
