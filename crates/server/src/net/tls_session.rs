@@ -5,7 +5,6 @@
 //! evicts by size), so each stored session carries the second it was made
 //! and is refused once older than the timeout, and the ticket lifetime the
 //! client is told is the timeout.
-use std::fmt;
 use std::sync::Arc;
 
 use rustls::server::{ProducesTickets, StoresServerSessions};
@@ -32,15 +31,10 @@ fn unstamp(mut stamped: Vec<u8>, timeout: u32) -> Option<Vec<u8>> {
 }
 
 /// Tickets that expire after the timeout.
+#[derive(Debug)]
 pub struct Tickets {
     pub inner: Arc<dyn ProducesTickets>,
     pub timeout: u32,
-}
-
-impl fmt::Debug for Tickets {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tickets").field("timeout", &self.timeout).finish()
-    }
 }
 
 impl ProducesTickets for Tickets {
@@ -62,15 +56,10 @@ impl ProducesTickets for Tickets {
 }
 
 /// A session-id cache whose entries expire after the timeout.
+#[derive(Debug)]
 pub struct Cache {
     pub inner: Arc<dyn StoresServerSessions>,
     pub timeout: u32,
-}
-
-impl fmt::Debug for Cache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cache").field("timeout", &self.timeout).finish()
-    }
 }
 
 impl StoresServerSessions for Cache {
