@@ -148,11 +148,19 @@ def test_spawned_units_fail_only_what_they_lack():
 
 # The issue's TLS run (#20): the suite's --tls makes every server and client
 # speak TLS with X.509 v1 certificates (openssl x509 -req), and sets
-# tls-replication on its servers. A primary still writes its snapshot and
-# keepalives to a replica's socket beside TLS, and a replica's link to its
-# primary is plain TCP, so tests that attach a replica (or the suite's
-# replication stream, a SYNC) fail until tls-replication is done.
-REPL_OVER_TLS = "a replica over TLS (tls-replication not done yet)"
+# tls-replication on its servers. A replica's link to its primary is TLS
+# (tests/compat/test_tls_replication.py), but a Volley primary still writes
+# a full sync's snapshot to the replica's socket beside TLS (the transfer
+# through the connection is not merged yet), so tests that attach a
+# replica, or the suite's replication stream (a SYNC), fail over TLS.
+REPL_OVER_TLS = "a Volley primary's full sync to a TLS replica or SYNC (snapshot written beside TLS)"
+# The suite checks Redis's dict internals with DEBUG HTSTATS-KEY (a set
+# rehashing with a single 30-long chain); Volley's set tables are not
+# Redis's chained dict and have no such report. The test stops midway and
+# leaves set-max-intset-entries 0 behind, so the SMOVE tests after it find
+# hashtable sets where they expect intsets.
+DICT_CHAIN = "DEBUG HTSTATS-KEY: Redis's chained-dict rehashing internals"
+LEFT_BY_DICT_CHAIN = "set-max-intset-entries 0 left by the HTSTATS-KEY test"
 TLS_SPAWNED = {
     "unit/protocol": {},
     "unit/keyspace": {},
@@ -167,13 +175,42 @@ TLS_SPAWNED = {
         "BZMPOP propagate as pop with count command to replica": REPL_OVER_TLS,
     },
     "unit/auth": {"MASTERAUTH test with binary password": REPL_OVER_TLS},
+    # 59 s here.
+    "unit/type/list": {
+        "SWAPDB wants to wake blocked client, but the key already expired": REPL_OVER_TLS,
+        # Spawned without TLS it fails later too: the client it blocks is
+        # not shown blocked in CLIENT LIST after DEBUG SLEEP (cause open).
+        "MULTI + LPUSH + EXPIRE + DEBUG SLEEP on blocked client, key already expired": REPL_OVER_TLS,
+        "BLMPOP propagate as pop with count command to replica": REPL_OVER_TLS,
+        "LMPOP propagate as pop with count command to replica": REPL_OVER_TLS,
+    },
+    # 38 s here.
+    "unit/type/set": {
+        "SRANDMEMBER with a dict containing long chain": DICT_CHAIN,
+        "SMOVE basics - from regular set to intset": LEFT_BY_DICT_CHAIN,
+        "SMOVE basics - from intset to regular set": LEFT_BY_DICT_CHAIN,
+        "SMOVE non existing key": LEFT_BY_DICT_CHAIN,
+        "SMOVE non existing src set": LEFT_BY_DICT_CHAIN,
+        "SMOVE from regular set to non existing destination set": LEFT_BY_DICT_CHAIN,
+        "SMOVE from intset to non existing destination set": LEFT_BY_DICT_CHAIN,
+    },
 }
-# Of the issue's list, not in this run: unit/type/list (its replica tests,
-# and one DEBUG SLEEP test that fails spawned without TLS too),
-# unit/scripting (aborts when its replica cannot attach), unit/multi (28
-# failures spawned without TLS as well: replication stream, DEBUG) and
-# unit/type/set (7 spawned without TLS as well, from the DEBUG-populated
-# long-chain test on).
+# Of the issue's list, not in this run:
+# - unit/multi: 12 replication-stream tests (REPL_OVER_TLS), and the two
+#   AOF rewrites EXEC schedules do not start while the SYNCs' full-sync
+#   child is left running. Spawned without TLS, "MULTI / EXEC is not
+#   propagated (single write command)" finds a single write wrapped in
+#   MULTI/EXEC, and "MULTI / EXEC with REPLICAOF" leaves the server a
+#   replica, failing ~20 tests after it.
+# - unit/scripting: its replica tests (REPL_OVER_TLS); over TLS, "test resp3
+#   attribute protocol parsing" then fails and the unit aborts (cause open).
+# - unit/tls: 3 of its first 5 tests pass; "tls-ciphers" and
+#   "tls-prefer-server-ciphers" need RSA-key-exchange CBC suites
+#   (AES256-SHA256) rustls does not have; CONFIG SET refuses a cipher list
+#   of only those, which ends the unit there and waits out the suite's
+#   timeout (2 minutes), so its last three tests (tls-cert-file as client
+#   certificate, tcp/tls port switch, encrypted key file) do not run; the
+#   last is covered by test_tls_replication.py.
 
 
 def test_core_units_over_tls_fail_only_what_they_lack():

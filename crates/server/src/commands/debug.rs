@@ -61,6 +61,10 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
             ctx.srv.active_expire_off = atoi(argv.get(2)) == 0;
             ctx.r.ok();
         }
+        ("set-disable-deny-scripts", 3) => {
+            ctx.srv.scripts_deny_off = atoi(argv.get(2)) != 0;
+            ctx.r.ok();
+        }
         ("quicklist-packed-threshold", 3) => packed_threshold(ctx, argv.get(2)),
         ("pause-cron", 3) => {
             ctx.srv.cron_paused = atoi(argv.get(2)) != 0;

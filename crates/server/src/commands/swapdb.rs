@@ -52,8 +52,9 @@ fn swapdb(ctx: &mut Ctx, argv: &Argv) {
 
 /// Fail the next EXEC of clients watching a key of `db` that exists before
 /// the swap (in `db`) or after it (the same key in `other`), as Redis's
-/// `touchAllWatchedKeysInDb`. A key that is expired on both sides did not
-/// logically change, so it does not count.
+/// `touchAllWatchedKeysInDb`, with its rules for stale keys: one stale at
+/// WATCH that is now gone, or still stale, did not logically change, and a
+/// missing key replaced by a stale one becomes a watched stale key.
 fn touch_watched_across(ctx: &mut Ctx, db: usize, other: usize) {
     if ctx.srv.watches.is_empty() {
         return;
@@ -61,8 +62,21 @@ fn touch_watched_across(ctx: &mut Ctx, db: usize, other: usize) {
     let now = ctx.now;
     for key in ctx.srv.watches.keys_in_db(db) {
         let dbs = &ctx.srv.keyspace.dbs;
-        if dbs[db].holds_live(&key, now) || dbs[other].holds_live(&key, now) {
-            ctx.srv.touch_watched(db, &key);
+        let (was, comes) = (dbs[db].find(&key).is_some(), dbs[other].find(&key).is_some());
+        if !was && !comes {
+            continue;
+        }
+        let comes_stale = comes && dbs[other].is_stale(&key, now);
+        let watchers = ctx.srv.watches.watchers(db, &key).to_vec();
+        for cid in watchers {
+            let Some(c) = ctx.srv.clients.get_mut(cid) else { continue };
+            let stale_at = c.watched_stale.iter().position(|(d, k)| *d == db && *k == key);
+            match stale_at {
+                Some(i) if !comes => drop(c.watched_stale.swap_remove(i)),
+                Some(_) if comes_stale => {}
+                None if !was && comes_stale => c.watched_stale.push((db, key.clone())),
+                _ => c.watch_touched = true,
+            }
         }
     }
 }

@@ -95,7 +95,8 @@ fn refused_at_exec(ctx: &mut Ctx, id: usize, argv: &Argv) -> Option<&'static str
 fn watched_key_expired(ctx: &mut Ctx) -> bool {
     let now = ctx.now;
     let watched = ctx.client().watched.clone();
-    watched.iter().any(|(db, key)| ctx.srv.keyspace.dbs[*db].is_stale(key, now))
+    let stale = &ctx.client().watched_stale.clone();
+    watched.iter().any(|w| !stale.contains(w) && ctx.srv.keyspace.dbs[w.0].is_stale(&w.1, now))
 }
 
 fn watch(ctx: &mut Ctx, argv: &Argv) {
@@ -104,7 +105,10 @@ fn watch(ctx: &mut Ctx, argv: &Argv) {
     }
     for key in argv.iter_from(1) {
         if ctx.srv.watches.watch(ctx.cid, ctx.db, key) {
-            let db = ctx.db;
+            let (db, now) = (ctx.db, ctx.now);
+            if ctx.srv.keyspace.dbs[db].is_stale(key, now) {
+                ctx.client().watched_stale.push((db, key.to_vec()));
+            }
             ctx.client().watched.push((db, key.to_vec()));
         }
     }

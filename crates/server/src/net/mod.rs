@@ -13,6 +13,7 @@ mod repl;
 mod signals;
 pub mod spill;
 pub mod tls;
+mod tls_session;
 mod tls_verify;
 pub mod transport;
 mod x509v1;
@@ -69,10 +70,10 @@ impl EventLoop {
         let waker = mio::Waker::new(poll.registry(), Token(WAKER))?;
         crate::persistence::set_waker(&mut srv, std::sync::Arc::new(waker));
         if tls::wanted(&srv.config) {
-            let built = tls::server_config(&srv.config);
-            srv.tls = Some(built.inspect_err(|_| {
+            let built = tls::contexts(&srv.config).inspect_err(|_| {
                 crate::log_at!(Warning, "Failed to configure TLS. Check logs for more info.");
-            })?);
+            })?;
+            (srv.tls, srv.tls_client) = (Some(built.0), built.1);
         }
         let mut listeners = listen::open_all(&srv.config, tls::tls_port(&srv.config))?;
         for (i, l) in listeners.iter_mut().enumerate() {

@@ -1,9 +1,11 @@
 //! The event loop's share of replication: each turn, flush replicas whose
 //! snapshot went through and adopt a finished link to our primary as the
 //! master client (a connection whose commands are applied, unanswered).
+use std::io::Read;
+
 use mio::{Interest, Token};
 
-use super::transport::Stream;
+use super::transport::{Stream, TlsStream};
 use super::{Conn, EventLoop};
 use crate::server::{ClientInfo, ClientRole, ReplyMode};
 
@@ -19,14 +21,15 @@ impl EventLoop {
     }
 
     fn adopt_master(&mut self, ready: crate::replication::MasterLinkReady, now: i64) {
-        let (std_stream, leftover) = match crate::replication::adopt_master_link(&mut self.srv, ready) {
+        let (link, mut leftover) = match crate::replication::adopt_master_link(&mut self.srv, ready) {
             Ok(x) => x,
             Err(_) => return,
         };
-        let addr = std_stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-        let laddr = std_stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&std_stream);
-        let mut conn = Box::new(Conn::new(Stream::Tcp(mio::net::TcpStream::from_std(std_stream))));
+        let sock = link.socket();
+        let addr = sock.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        let laddr = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(sock);
+        let mut conn = Box::new(Conn::new(into_stream(link, &mut leftover)));
         conn.preload(&leftover);
         let slot = self.conns.insert(conn);
         let conn = self.conns.get_mut(slot).expect("just inserted");
@@ -45,5 +48,22 @@ impl EventLoop {
         self.srv.clients.insert_at(slot, info);
         crate::replication::master_connected(&mut self.srv, slot, now);
         self.execute(slot, now);
+    }
+}
+
+/// The handshake thread's stream as the event loop's: the same TLS session
+/// goes on, and plaintext rustls already decrypted joins `leftover` (no
+/// new socket edge would announce it).
+fn into_stream(link: crate::replication::LinkStream, leftover: &mut Vec<u8>) -> Stream {
+    match link {
+        crate::replication::LinkStream::Plain(s) => Stream::Tcp(mio::net::TcpStream::from_std(s)),
+        crate::replication::LinkStream::Tls(t) => {
+            let (mut conn, sock) = (*t).into_parts();
+            let mut buf = [0u8; 16 << 10];
+            while let Ok(n @ 1..) = conn.reader().read(&mut buf) {
+                leftover.extend_from_slice(&buf[..n]);
+            }
+            Stream::Tls(Box::new(TlsStream::new(mio::net::TcpStream::from_std(sock), conn.into())))
+        }
     }
 }

@@ -6,9 +6,10 @@
 //! Differences from OpenSSL, named: TLSv1 and TLSv1.1 are not available
 //! (rustls implements 1.2 and 1.3 only; naming them is an error that says
 //! so); X.509 v1 certificates, which webpki refuses, are checked by
-//! `x509v1` as OpenSSL accepts them; `tls-key-file-pass` and
-//! `tls-dh-params-file` are accepted but encrypted keys cannot be read;
-//! `tls-session-cache-timeout` does not change rustls's ticket lifetime.
+//! `x509v1` as OpenSSL accepts them; encrypted keys are read in PKCS#8
+//! form (`ENCRYPTED PRIVATE KEY`, OpenSSL 3's default), not in the legacy
+//! `Proc-Type: 4,ENCRYPTED` form; `tls-dh-params-file` is accepted and
+//! unused (rustls has no finite-field DH).
 use std::io;
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
 
 use super::listen::bind_all;
+use super::tls_session;
 use super::tls_verify::{ClientCerts, ServerCerts};
 use super::x509v1::{self, V1Check};
 use crate::config::Config;
@@ -65,15 +67,31 @@ fn load_certs(path: &str) -> io::Result<Vec<CertificateDer<'static>>> {
     Ok(certs)
 }
 
-fn load_key(path: &str) -> io::Result<PrivateKeyDer<'static>> {
-    PrivateKeyDer::from_pem_file(path).map_err(|e| fail(format!("Failed to load private key: {path}: {e}")))
+/// A private key from a PEM file. An `ENCRYPTED PRIVATE KEY` (PKCS#8
+/// PBES2, what OpenSSL 3 writes for `openssl rsa -aes256 -passout ...`) is
+/// decrypted with `pass` (`tls-key-file-pass`), as OpenSSL's password
+/// callback does; without the right one the key cannot be loaded.
+fn load_key(path: &str, pass: &str) -> io::Result<PrivateKeyDer<'static>> {
+    let bad = |e: String| fail(format!("Failed to load private key: {path}: {e}"));
+    let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let encrypted = b"-----BEGIN ENCRYPTED PRIVATE KEY-----";
+    let Some(at) = text.windows(encrypted.len()).position(|w| w == encrypted) else {
+        return PrivateKeyDer::from_pem_slice(&text).map_err(|e| bad(e.to_string()));
+    };
+    if pass.is_empty() {
+        return Err(bad("the key is encrypted and no password is configured".into()));
+    }
+    let (_, der) = pkcs8::der::pem::decode_vec(&text[at..]).map_err(|e| bad(e.to_string()))?;
+    let info = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice()).map_err(|e| bad(e.to_string()))?;
+    let plain = info.decrypt(pass).map_err(|e| bad(format!("bad password or unsupported encryption ({e})")))?;
+    Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()))
 }
 
 /// A certificate chain with its key. rustls checks that they match by
 /// parsing the certificate with webpki, which refuses X.509 v1: those are
 /// matched here instead.
-fn certified_key(cert: &str, key: &str, provider: &CryptoProvider) -> io::Result<Arc<CertifiedKey>> {
-    let (certs, der) = (load_certs(cert)?, load_key(key)?);
+fn certified_key(cert: &str, (key, pass): (&str, &str), provider: &CryptoProvider) -> io::Result<Arc<CertifiedKey>> {
+    let (certs, der) = (load_certs(cert)?, load_key(key, pass)?);
     let mismatch = |e: String| fail(format!("Failed to load private key: {key}: {e}"));
     if !x509v1::is_v1(&certs[0]) {
         return CertifiedKey::from_der(certs, der, provider).map(Arc::new).map_err(|e| mismatch(e.to_string()));
@@ -206,7 +224,7 @@ pub fn server_config(cfg: &Config) -> io::Result<Arc<ServerConfig>> {
             b.build().map_err(|e| fail(format!("Failed to configure CA certificate(s) file/directory: {e}")))?;
         Arc::new(ClientCerts { inner, v1 })
     };
-    let ck = certified_key(cert_file, key_file, &provider)?;
+    let ck = certified_key(cert_file, (key_file, opt(cfg, "tls-key-file-pass")), &provider)?;
     let mut sc = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&versions)
         .map_err(|e| fail(format!("Failed to configure TLS: {e}")))?
@@ -215,8 +233,11 @@ pub fn server_config(cfg: &Config) -> io::Result<Arc<ServerConfig>> {
     sc.ignore_client_order = yes(cfg, "tls-prefer-server-ciphers");
     if yes(cfg, "tls-session-caching") {
         let size: usize = opt(cfg, "tls-session-cache-size").parse().unwrap_or(20480);
-        sc.session_storage = rustls::server::ServerSessionMemoryCache::new(size.max(1));
-        sc.ticketer = rustls::crypto::ring::Ticketer::new().map_err(|e| fail(format!("TLS tickets: {e}")))?;
+        let timeout: u32 = opt(cfg, "tls-session-cache-timeout").parse().unwrap_or(300);
+        let inner = rustls::server::ServerSessionMemoryCache::new(size.max(1));
+        sc.session_storage = Arc::new(tls_session::Cache { inner, timeout });
+        let inner = rustls::crypto::ring::Ticketer::new().map_err(|e| fail(format!("TLS tickets: {e}")))?;
+        sc.ticketer = Arc::new(tls_session::Tickets { inner, timeout });
     } else {
         sc.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
         sc.send_tls13_tickets = 0;
@@ -242,15 +263,27 @@ pub fn client_config(cfg: &Config) -> io::Result<Arc<rustls::ClientConfig>> {
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(ServerCerts { inner, v1 }));
     let (cert, key) = match (opt(cfg, "tls-client-cert-file"), opt(cfg, "tls-client-key-file")) {
-        ("", _) | (_, "") => (opt(cfg, "tls-cert-file"), opt(cfg, "tls-key-file")),
-        pair => pair,
+        ("", _) | (_, "") => (opt(cfg, "tls-cert-file"), (opt(cfg, "tls-key-file"), opt(cfg, "tls-key-file-pass"))),
+        (cert, key) => (cert, (key, opt(cfg, "tls-client-key-file-pass"))),
     };
-    let cc = if cert.is_empty() || key.is_empty() {
+    let cc = if cert.is_empty() || key.0.is_empty() {
         builder.with_no_client_auth()
     } else {
         builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(certified_key(cert, key, &provider)?)))
     };
     Ok(Arc::new(cc))
+}
+
+/// Both contexts, as Redis configures its server and client SSL_CTX
+/// together. The client one is needed only for `tls-replication` (without
+/// CAs it cannot be built, and a TLS port alone does not need it).
+pub type Contexts = (Arc<ServerConfig>, Option<Arc<rustls::ClientConfig>>);
+
+pub fn contexts(cfg: &Config) -> io::Result<Contexts> {
+    let server = server_config(cfg)?;
+    let has_ca = !opt(cfg, "tls-ca-cert-file").is_empty() || !opt(cfg, "tls-ca-cert-dir").is_empty();
+    let client = if has_ca || yes(cfg, "tls-replication") { Some(client_config(cfg)?) } else { None };
+    Ok((server, client))
 }
 
 /// The first `tls-*` option CONFIG SET named, if any. Naming one is
@@ -293,7 +326,7 @@ pub fn apply(srv: &mut Server, before: &Config, named: &[&[u8]]) -> Result<(), S
     let failed = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}");
     let cfg = &srv.config;
     let context = if wanted(cfg) {
-        Some(server_config(cfg).map_err(|_| failed("Unable to update TLS configuration. Check server logs."))?)
+        Some(contexts(cfg).map_err(|_| failed("Unable to update TLS configuration. Check server logs."))?)
     } else {
         None
     };
@@ -306,8 +339,9 @@ pub fn apply(srv: &mut Server, before: &Config, named: &[&[u8]]) -> Result<(), S
         })?;
         srv.rebound_tls = Some(listeners);
     }
-    if context.is_some() {
-        srv.tls = context;
+    if let Some((server, client)) = context {
+        srv.tls = Some(server);
+        srv.tls_client = client;
     }
     Ok(())
 }

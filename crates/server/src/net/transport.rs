@@ -107,9 +107,17 @@ impl TlsStream {
     /// Handle the records handed over; handshake replies and alerts they
     /// produce go out at once.
     fn process(&mut self) -> io::Result<()> {
+        let handshaking = self.tls.is_handshaking();
         let res = self.tls.process_new_packets();
-        // An alert explaining a failure is worth sending before closing.
-        let _ = self.send_queued();
+        if let (Err(rustls::Error::InvalidMessage(_)), true) = (&res, handshaking) {
+            // Not TLS at all (a plain client on the TLS port): no alert,
+            // and the close resets the connection, as a Redis client sees
+            // from OpenSSL (which leaves the rest of the request unread).
+            reset_on_close(&self.sock);
+        } else {
+            // An alert explaining a failure is worth sending before closing.
+            let _ = self.send_queued();
+        }
         res.map(|_| ()).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
@@ -140,6 +148,17 @@ impl TlsStream {
         }
         Ok(n)
     }
+}
+
+/// SO_LINGER with a zero timeout: closing sends RST, not FIN.
+fn reset_on_close(sock: &TcpStream) {
+    let lg = libc::linger { l_onoff: 1, l_linger: 0 };
+    let len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: setsockopt reads `len` bytes from the valid `lg`; the fd is
+    // the open socket `sock` owns.
+    unsafe {
+        libc::setsockopt(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, (&lg as *const libc::linger).cast(), len)
+    };
 }
 
 impl Stream {

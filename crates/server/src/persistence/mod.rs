@@ -173,18 +173,20 @@ pub fn bgsave(srv: &mut Server, schedule: bool, in_exec: bool) -> Started {
     }
 }
 
-/// BGREWRITEAOF: fork the rewrite child, or schedule it behind another child.
+/// BGREWRITEAOF: fork the rewrite child, or schedule it behind another
+/// child or after the running transaction.
 pub fn bgrewriteaof(srv: &mut Server) -> Started {
+    let in_exec = srv.changes.in_atomic();
     match srv.children.running() {
         Some(ChildKind::AofRewrite) => Started::AlreadyRunning,
-        Some(_) => {
-            aof_mut(&mut srv.persistence).rewrite_scheduled = true;
-            Started::Scheduled
-        }
-        None => match aof::start_rewrite(srv) {
+        None if !in_exec => match aof::start_rewrite(srv) {
             Ok(()) => Started::Now,
             Err(_) => Started::Failed,
         },
+        _ => {
+            aof_mut(&mut srv.persistence).rewrite_scheduled = true;
+            Started::Scheduled
+        }
     }
 }
 

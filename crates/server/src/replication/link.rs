@@ -4,11 +4,59 @@
 //! file, `$<len>` or `$EOF:<mark>` framed. The event loop takes the result
 //! (the socket, the snapshot, bytes of the stream already read) and goes
 //! on from there; meanwhile the thread's progress feeds INFO.
+//!
+//! With `tls-replication yes` the link is TLS from its first byte, with the
+//! client context net built from the `tls-*` options (replication may not
+//! import net, so the context comes in [`LinkParams`]); the event loop
+//! adopts the same session, so the primary sees one connection throughout.
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A TLS session over a blocking socket, as the thread drives it.
+pub type TlsLink = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
+
+/// The link's byte stream: plain TCP, or TLS over it.
+pub enum LinkStream {
+    Plain(TcpStream),
+    Tls(Box<TlsLink>),
+}
+
+impl LinkStream {
+    pub fn socket(&self) -> &TcpStream {
+        match self {
+            LinkStream::Plain(s) => s,
+            LinkStream::Tls(t) => &t.sock,
+        }
+    }
+}
+
+impl Read for LinkStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            LinkStream::Plain(s) => s.read(buf),
+            LinkStream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for LinkStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            LinkStream::Plain(s) => s.write(buf),
+            LinkStream::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            LinkStream::Plain(s) => s.flush(),
+            LinkStream::Tls(t) => t.flush(),
+        }
+    }
+}
 
 /// What the thread needs to know.
 pub struct LinkParams {
@@ -24,6 +72,8 @@ pub struct LinkParams {
     pub failover: bool,
     pub dir: PathBuf,
     pub timeout: Duration,
+    /// `tls-replication yes`: the client context to connect with.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 /// How PSYNC was answered, and what came with it.
@@ -34,9 +84,10 @@ pub enum Outcome {
     Continue { replid: Option<String> },
 }
 
-/// A finished handshake: the socket and the stream bytes read past it.
+/// A finished handshake: the stream and the (plaintext) stream bytes read
+/// past it.
 pub struct Handoff {
-    pub stream: TcpStream,
+    pub stream: LinkStream,
     pub outcome: Outcome,
     pub leftover: Vec<u8>,
 }
@@ -88,18 +139,28 @@ fn connect(p: &LinkParams) -> io::Result<TcpStream> {
     Err(last)
 }
 
+/// The TLS session (handshake done on first use), or the plain socket.
+fn secure(p: &LinkParams, sock: TcpStream) -> io::Result<LinkStream> {
+    let Some(cfg) = &p.tls else { return Ok(LinkStream::Plain(sock)) };
+    // Redis checks the chain, not the name: any name will do.
+    let name = rustls::pki_types::ServerName::try_from(p.host.clone())
+        .unwrap_or_else(|_| rustls::pki_types::ServerName::try_from("localhost").expect("valid name"));
+    let conn = rustls::ClientConnection::new(cfg.clone(), name).map_err(io::Error::other)?;
+    Ok(LinkStream::Tls(Box::new(rustls::StreamOwned::new(conn, sock))))
+}
+
 fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
-    let stream = connect(p)?;
-    stream.set_read_timeout(Some(p.timeout))?;
-    stream.set_write_timeout(Some(p.timeout))?;
-    stream.set_nodelay(true)?;
-    let mut w = stream.try_clone()?;
-    let mut r = BufReader::with_capacity(64 << 10, stream.try_clone()?);
+    let sock = connect(p)?;
+    sock.set_read_timeout(Some(p.timeout))?;
+    sock.set_write_timeout(Some(p.timeout))?;
+    sock.set_nodelay(true)?;
+    let mut r = BufReader::with_capacity(64 << 10, secure(p, sock)?);
     let mut ask = |args: &[&str]| -> io::Result<String> {
         let parts: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
         let mut buf = Vec::new();
         resp::encode_command(&mut buf, &parts);
-        w.write_all(&buf)?;
+        r.get_mut().write_all(&buf)?;
+        r.get_mut().flush()?;
         read_line(&mut r)
     };
     let pong = ask(&["PING"])?;
@@ -154,8 +215,8 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
     };
     let leftover = r.buffer().to_vec();
     let stream = r.into_inner();
-    stream.set_read_timeout(None)?;
-    stream.set_write_timeout(None)?;
+    stream.socket().set_read_timeout(None)?;
+    stream.socket().set_write_timeout(None)?;
     Ok(Handoff { stream, outcome, leftover })
 }
 
@@ -174,7 +235,7 @@ fn read_line(r: &mut impl BufRead) -> io::Result<String> {
 }
 
 /// Receive the snapshot into `dir/temp-<pid>.<n>.rdb`.
-fn receive_rdb(r: &mut BufReader<TcpStream>, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
+fn receive_rdb(r: &mut BufReader<LinkStream>, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
     let header = read_line(r)?;
     let path = p.dir.join(format!("temp-repl-{}.rdb", std::process::id()));
     let mut file = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);

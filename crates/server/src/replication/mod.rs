@@ -27,6 +27,7 @@ pub use failover::{
     abort_command as failover_abort, active as failover_active, psync_request as psync_failover, start as failover,
     Request as FailoverRequest,
 };
+pub use link::LinkStream;
 pub use primary::{psync, replconf, wait, WaitOutcome};
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};

@@ -257,7 +257,7 @@ fn start_link(srv: &mut Server) {
     let announce_ip = cfg_str(srv, "replica-announce-ip");
     let (psync_id, psync_offset) = (srv.replid.clone(), state(srv).offset + 1);
     let Some(m) = state_mut(srv).master.as_mut() else { return };
-    let params = LinkParams {
+    let mut params = LinkParams {
         host: m.host.clone(),
         port: m.port,
         auth,
@@ -268,7 +268,18 @@ fn start_link(srv: &mut Server) {
         failover: state(srv).handover.asking,
         dir: srv.config.dir.clone(),
         timeout: Duration::from_secs(cfg_num(srv, "repl-timeout", 60).max(1) as u64),
+        tls: None,
     };
+    if super::cfg_yes(srv, "tls-replication", false) {
+        params.tls = srv.tls_client.clone();
+        if params.tls.is_none() {
+            crate::log_at!(Warning, "Unable to connect to MASTER: TLS is not configured");
+            if let Some(m) = state_mut(srv).master.as_mut() {
+                m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
+            }
+            return;
+        }
+    }
     crate::log_at!(Notice, "MASTER <-> REPLICA sync started");
     let shared = link::spawn(params);
     if let Some(m) = state_mut(srv).master.as_mut() {
@@ -302,7 +313,7 @@ pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
 /// the primary's new id (continue). Returns the socket and the stream
 /// bytes already read, for the event loop to register as the master
 /// client; `connected` must then be called with its slot.
-pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(std::net::TcpStream, Vec<u8>), String> {
+pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(link::LinkStream, Vec<u8>), String> {
     let h = ready.0;
     match h.outcome {
         Outcome::Full { replid, offset, rdb } => {
@@ -352,7 +363,7 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(st
     if state(srv).handover.asking {
         state_mut(srv).handover.answer = Some(true);
     }
-    h.stream.set_nonblocking(true).map_err(|e| e.to_string())?;
+    h.stream.socket().set_nonblocking(true).map_err(|e| e.to_string())?;
     Ok((h.stream, h.leftover))
 }
 

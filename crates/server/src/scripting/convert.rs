@@ -191,8 +191,11 @@ fn nan(r: &mut Reply, negative: bool) {
     typed_or_bulk(r, b",", if negative { b"-nan" } else { b"nan" });
 }
 
+/// CR and LF become spaces, as Redis maps them: a big number is one line
+/// in RESP3, and its RESP2 bulk says the same.
 fn big_number(r: &mut Reply, digits: &[u8]) {
-    typed_or_bulk(r, b"(", digits);
+    let text: Vec<u8> = digits.iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }).collect();
+    typed_or_bulk(r, b"(", &text);
 }
 
 /// `text` as the RESP3 type `prefix` (a double, a big number), or as a

@@ -101,6 +101,13 @@ impl Changes {
         self.atomic_depth += 1;
     }
 
+    /// Inside EXEC or a script: Redis's `in_exec` for the commands a
+    /// script may not call (BGREWRITEAOF, CONFIG SET appendonly), which
+    /// schedule their fork instead of forking mid-transaction.
+    pub fn in_atomic(&self) -> bool {
+        self.atomic_depth > 0
+    }
+
     /// Close an atomic block; the outermost one writes EXEC if MULTI went out
     /// (a block that replayed nothing leaves no trace).
     pub fn end_atomic(&mut self) {
@@ -256,10 +263,16 @@ impl Server {
     }
 
     /// A key changed: fail the next EXEC of every client watching it.
+    /// A key stale at WATCH time that is now deleted did not logically
+    /// change: that watcher only forgets it was stale.
     pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        let gone = self.keyspace.dbs[db].find(key).is_none();
         for &cid in self.watches.watchers(db, key) {
             if let Some(c) = self.clients.get_mut(cid) {
-                c.watch_touched = true;
+                match c.watched_stale.iter().position(|(d, k)| *d == db && k == key) {
+                    Some(i) if gone => drop(c.watched_stale.swap_remove(i)),
+                    _ => c.watch_touched = true,
+                }
             }
         }
     }

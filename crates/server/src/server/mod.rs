@@ -69,6 +69,10 @@ pub struct ClientInfo {
     /// Keys this client WATCHes, and whether one was touched since.
     pub watched: Vec<(usize, Vec<u8>)>,
     pub watch_touched: bool,
+    /// Watched keys that were already expired (not yet deleted) at WATCH:
+    /// their deletion is no change, and their staleness does not fail
+    /// EXEC (Redis 7.0's `watchedKey.expired`).
+    pub watched_stale: Vec<(usize, Vec<u8>)>,
     /// Buffer sizes, as the connection last reported them.
     pub bufs: Buffers,
     /// Subscribed to something (Redis's CLIENT_PUBSUB): a RESP2 client
@@ -142,6 +146,7 @@ impl ClientInfo {
             tx: None,
             watched: Vec::new(),
             watch_touched: false,
+            watched_stale: Vec::new(),
             bufs: Buffers::default(),
             pubsub: false,
             monitor: false,
@@ -427,6 +432,8 @@ pub struct Server {
     pub cron_paused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE 0 stopped the active expiry cycle.
     pub active_expire_off: bool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands.
+    pub scripts_deny_off: bool,
     /// A replica leaves expiry to its primary's DELs (`replication`).
     pub expire_by_primary: bool,
     /// A writable replica's own keys with a TTL, which it expires itself.
@@ -442,6 +449,9 @@ pub struct Server {
     pub rebound_tls: Option<Vec<mio::net::TcpListener>>,
     /// The TLS server context (`net::tls`), rebuilt by CONFIG SET tls-*.
     pub tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+    /// The TLS client context for outgoing links (`tls-replication`),
+    /// built by net beside `tls`.
+    pub tls_client: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Channel, pattern and shard subscriptions, MONITOR clients, and the
     /// pushes waiting for them.
     pub pubsub: pubsub::PubSub,
@@ -514,6 +524,7 @@ impl Server {
             client_mem: Default::default(),
             cron_paused: false,
             active_expire_off: false,
+            scripts_deny_off: false,
             expire_by_primary: false,
             replica_keys: Default::default(),
             notify_channel: Vec::new(),
@@ -521,6 +532,7 @@ impl Server {
             rebound: None,
             rebound_tls: None,
             tls: None,
+            tls_client: None,
             pubsub: Default::default(),
             tracking: Default::default(),
             pause: None,
@@ -564,6 +576,7 @@ impl Server {
         let Some(c) = self.clients.get_mut(cid) else { return };
         let keys = std::mem::take(&mut c.watched);
         c.watch_touched = false;
+        c.watched_stale.clear();
         self.watches.unwatch(cid, &keys);
         self.update_expired_tracking();
     }

@@ -123,6 +123,14 @@ pub fn start_on_runtime(srv: &mut Server) -> Result<(), String> {
         aof_mut(&mut srv.persistence).rewrite_scheduled = true;
         return Ok(());
     }
+    if srv.changes.in_atomic() {
+        crate::log_at!(
+            Warning,
+            "AOF was enabled during a transaction. An AOF background was scheduled to start when possible."
+        );
+        aof_mut(&mut srv.persistence).rewrite_scheduled = true;
+        return Ok(());
+    }
     if start_rewrite(srv).is_err() {
         aof_mut(&mut srv.persistence).state = State::Off;
         crate::log_at!(Warning, "Redis needs to enable the AOF but can't trigger a background AOF rewrite operation.");
