@@ -43,10 +43,10 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
 
 /// Memory `maxmemory` leaves out (Redis's `freeMemoryGetNotCountedMemory`),
 /// for `server::evict`, which cannot see the AOF buffer: that buffer and
-/// the replicas' pending stream (evicting keys for it would only grow it
-/// with their DELs).
+/// the replication buffer beyond the backlog's size, which replicas keep
+/// (evicting keys for it would only grow it with their DELs).
 fn not_counted_for_evict(srv: &server::Server) -> u64 {
-    persistence::aof_buffer_bytes(srv) + srv.client_mem.replica_sum() as u64
+    persistence::aof_buffer_bytes(srv) + replication::buffer_memory(srv)[3] as u64
 }
 
 /// The command table with the config file's `rename-command` lines applied.

@@ -189,7 +189,14 @@ pub(super) fn memory_figures(srv: &Server) -> MemoryFigures {
     let aof = crate::persistence::aof_buffer_bytes(srv);
     let scripting = srv.scripting.get::<Scripting>();
     let (lua_caches, functions_caches) = (scripting.scripts_memory() as u64, scripting.functions.code_bytes() as u64);
-    srv.memory_figures(aof, lua_caches, functions_caches)
+    let mut m = srv.memory_figures(aof, lua_caches, functions_caches);
+    // The replicas' output is their share of the replication buffer.
+    let [total, backlog, replicas, not_counted] = crate::replication::buffer_memory(srv);
+    m.repl_buffers = total as u64;
+    m.repl_backlog = backlog as u64;
+    m.clients_replicas = replicas as u64;
+    m.repl_not_counted = not_counted as u64;
+    m
 }
 
 fn memory(srv: &Server, s: &mut Section) {
@@ -241,9 +248,8 @@ fn memory(srv: &Server, s: &mut Section) {
     s.field("mem_fragmentation_ratio", format!("{:.2}", ratio(m.rss, m.used)));
     s.field("mem_fragmentation_bytes", m.rss as i64 - m.used as i64);
     s.field("mem_not_counted_for_evict", m.not_counted_for_evict());
-    let backlog = crate::replication::backlog_memory(srv);
-    s.field("mem_replication_backlog", backlog);
-    s.field("mem_total_replication_buffers", backlog);
+    s.field("mem_replication_backlog", m.repl_backlog);
+    s.field("mem_total_replication_buffers", m.repl_buffers);
     s.field("mem_clients_slaves", m.clients_replicas);
     s.field("mem_clients_normal", m.clients_normal);
     s.field("mem_cluster_links", 0);
@@ -274,7 +280,8 @@ fn stats(srv: &Server, s: &mut Section) {
     s.field("instantaneous_ops_per_sec", 0);
     s.field("total_net_input_bytes", st.net_input_bytes);
     s.field("total_net_output_bytes", st.net_output_bytes);
-    s.zeros(&["total_net_repl_input_bytes", "total_net_repl_output_bytes"]);
+    s.zeros(&["total_net_repl_input_bytes"]);
+    s.field("total_net_repl_output_bytes", st.net_repl_output_bytes);
     for f in ["input_kbps", "output_kbps", "input_repl_kbps", "output_repl_kbps"] {
         s.field(&format!("instantaneous_{f}"), "0.00");
     }

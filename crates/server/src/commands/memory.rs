@@ -119,7 +119,7 @@ fn memory_stats(ctx: &mut Ctx, _argv: &Argv) {
         ("peak.allocated", m.peak),
         ("total.allocated", m.used),
         ("startup.allocated", m.startup),
-        ("replication.backlog", 0),
+        ("replication.backlog", m.repl_backlog),
         ("clients.slaves", m.clients_replicas),
         ("clients.normal", m.clients_normal),
         ("cluster.links", 0),

@@ -507,7 +507,10 @@ impl Conn {
             // partial resync sends that much at once).
             hard = hard.max(crate::replication::backlog_size(srv));
         }
-        let pending = self.pending_out() as u64;
+        let mut pending = self.pending_out() as u64;
+        if replica {
+            pending += crate::replication::stream_pending(srv, cid) as u64;
+        }
         if hard > 0 && pending >= hard {
             return Err(Close::Limit(format!(
                 "Client closed for overcoming of output buffer limits (client-output-buffer-limit {class} hard {hard}, pending {pending})"
@@ -577,6 +580,24 @@ impl Conn {
             self.out.clear();
         }
         Ok(true)
+    }
+
+    /// A replica's connection, its own output written: write the stream
+    /// it has not taken, straight from the shared replication buffer.
+    /// Ok(true) when everything went.
+    pub fn flush_stream(&mut self, srv: &mut Server, slot: usize) -> io::Result<bool> {
+        let stream = &mut self.stream;
+        let mut writes = 0;
+        let done = crate::replication::send_stream(srv, slot, |chunk| {
+            writes += 1;
+            stream.write(chunk)
+        })?;
+        srv.stats.io_writes += writes;
+        // TLS records encrypted but not yet taken by the socket.
+        if stream.has_queued() {
+            return Ok(stream.send_queued()? && done);
+        }
+        Ok(done)
     }
 
     /// Cron: how much output room to keep from now on. A peak that filled

@@ -25,7 +25,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::dispatch::Registry;
 use crate::server::blocking::Resume;
-use crate::server::{unix_ms, ClientInfo, Server, Slab};
+use crate::server::{unix_ms, ClientInfo, ClientRole, Server, Slab};
 pub use conn::{Close, Conn};
 pub use listen::bind_all;
 use listen::{Accepted, Listener};
@@ -324,13 +324,18 @@ impl EventLoop {
     }
 
     fn on_writable(&mut self, slot: usize, now: i64) {
+        let replica = self.srv.clients.get(slot).is_some_and(|c| c.role == ClientRole::Replica && !c.out_held);
         let Some(conn) = self.conns.get_mut(slot) else {
             return;
         };
-        if conn.pending_out() == 0 && !conn.stream.has_queued() {
+        if conn.pending_out() == 0 && !conn.stream.has_queued() && !replica {
             return;
         }
-        match conn.flush(&mut self.srv) {
+        let res = match conn.flush(&mut self.srv) {
+            Ok(true) if replica => conn.flush_stream(&mut self.srv, slot),
+            res => res,
+        };
+        match res {
             Ok(true) => {
                 self.want_writable(slot, false);
                 let Some(conn) = self.conns.get_mut(slot) else {
@@ -614,12 +619,18 @@ impl EventLoop {
             conn.flush_queued = false;
         }
         // A replica's stream waits while its snapshot is being sent.
-        if self.srv.clients.get(slot).is_some_and(|c| c.out_held) {
+        let (held, replica) =
+            self.srv.clients.get(slot).map_or((false, false), |c| (c.out_held, c.role == ClientRole::Replica));
+        if held {
             return;
         }
         let res = match upto {
             Some(end) => conn.flush_upto(&mut self.srv, end),
             None => conn.flush(&mut self.srv),
+        };
+        let res = match res {
+            Ok(true) if replica && conn.pending_out() == 0 => conn.flush_stream(&mut self.srv, slot),
+            res => res,
         };
         match res {
             Ok(true) if conn.pending_out() > 0 => {

@@ -1,5 +1,5 @@
-//! The event loop's share of replication: each turn, flush replicas whose
-//! snapshot went through and adopt a finished link to our primary as the
+//! The event loop's share of replication: each turn, write the stream to
+//! replicas that have some to take (their snapshot through) and adopt a finished link to our primary as the
 //! master client (a connection whose commands are applied, unanswered).
 use std::io::Read;
 
@@ -11,9 +11,19 @@ use crate::server::{ClientInfo, ClientRole, ReplyMode};
 
 impl EventLoop {
     /// Replication's per-turn work (cheap when there is none).
+    /// Replicas with stream to take (fed this turn, or just released) are
+    /// checked against their output limit and written before sleeping.
     pub(super) fn replication_turn(&mut self, now: i64) {
         for slot in crate::replication::turn(&mut self.srv, now) {
-            self.queue_flush(slot);
+            let Some(conn) = self.conns.get_mut(slot) else { continue };
+            if let Err(close) = conn.check_output_limits(&self.srv, slot) {
+                self.to_close.push((slot, close));
+                continue;
+            }
+            if !conn.flush_queued {
+                conn.flush_queued = true;
+                self.to_flush.push(slot);
+            }
         }
         if let Some(ready) = crate::replication::take_master_link(&mut self.srv) {
             self.adopt_master(ready, now);

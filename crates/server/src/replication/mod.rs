@@ -21,6 +21,7 @@ mod failover;
 mod link;
 mod primary;
 mod replica;
+mod stream;
 mod transfer;
 
 pub use failover::{
@@ -31,6 +32,7 @@ pub use link::LinkStream;
 pub use primary::{psync, replconf, wait, WaitOutcome};
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
+pub use stream::{buffer_memory, send_stream, stream_pending};
 
 use crate::server::{ClientRole, Part, Server};
 use backlog::Backlog;
@@ -54,6 +56,8 @@ pub struct Replication {
     sync: Option<transfer::Sync>,
     /// Replica slots whose held output may be flushed now.
     release: Vec<usize>,
+    /// Stream fed since the loop last scheduled the replicas' writes.
+    fed: bool,
     /// Clients blocked in WAIT.
     waits: Vec<primary::Wait>,
     /// WAIT results ready for their clients' re-run.
@@ -95,6 +99,7 @@ pub fn new_part() -> Part {
         replicas: Vec::new(),
         sync: None,
         release: Vec::new(),
+        fed: false,
         waits: Vec::new(),
         wait_done: Vec::new(),
         want_acks: false,
@@ -167,24 +172,18 @@ fn feed(srv: &mut Server, bytes: &[u8]) {
     }
 }
 
-/// Append bytes to the replication stream: offset, backlog, replicas.
-/// Runs once per write command: the replica list is borrowed beside the
-/// outbox instead of copied (a Vec per command was ~5% of a primary's
-/// CPU at `-P 16` with two replicas).
+/// Append bytes to the replication stream: the offset and the shared
+/// buffer, which the replicas' connections read from (see `stream`).
+/// Runs once per write command: one copy, whatever the replica count.
+#[inline]
 fn push_stream(srv: &mut Server, bytes: &[u8]) {
-    let r = srv.replication.get_mut::<Replication>();
+    let r = state_mut(srv);
     r.offset += bytes.len() as i64;
-    if let Some(b) = r.backlog.as_mut() {
-        b.feed(bytes);
+    let Some(b) = r.backlog.as_mut() else { return };
+    if b.feed(bytes) {
+        stream::block_added(r);
     }
-    // A replica being killed (CLIENT KILL, even inside this very EXEC)
-    // gets nothing more, as Redis's close-ASAP clients: it must resume
-    // from where the kill found it.
-    let killed = &srv.pending_kills;
-    let mut targets = r.replicas.iter().filter(|x| x.streams() && !killed.contains(&x.slot)).map(|x| x.slot).peekable();
-    if targets.peek().is_some() {
-        srv.pubsub.push_each(targets, bytes);
-    }
+    r.fed = true;
 }
 
 /// The master client ran the command whose bytes are `raw`: count them
@@ -220,11 +219,17 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
     failover::update(srv, now_ms);
 }
 
-/// Every loop turn: WAIT results and GETACKs (cheap when idle).
+/// Every loop turn: WAIT results and GETACKs (cheap when idle). Returns
+/// the replicas whose connections have stream to write: those fed this
+/// turn, and those whose snapshot just went through.
 pub fn turn(srv: &mut Server, now_ms: i64) -> Vec<usize> {
     primary::turn(srv, now_ms);
     failover::update(srv, now_ms);
-    std::mem::take(&mut state_mut(srv).release)
+    let mut slots = std::mem::take(&mut state_mut(srv).release);
+    if std::mem::take(&mut state_mut(srv).fed) {
+        stream::behind(srv, &mut slots);
+    }
+    slots
 }
 
 /// Whether this server is a replica (REPLICAOF set).
@@ -263,11 +268,6 @@ pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(String, String)> {
     f
 }
 
-/// Memory the backlog holds (INFO memory `mem_replication_backlog`).
-pub fn backlog_memory(srv: &Server) -> usize {
-    state(srv).backlog.as_ref().map_or(0, |b| b.size())
-}
-
 /// `repl-backlog-size` in force (a replica's output limit is never
 /// below it).
 pub fn backlog_size(srv: &Server) -> u64 {
@@ -299,8 +299,9 @@ pub fn role(srv: &Server) -> Role {
 /// CONFIG SET repl-backlog-size applies at once.
 pub fn resize_backlog(srv: &mut Server) {
     let size = cfg_num(srv, "repl-backlog-size", 1 << 20).max(16) as usize;
+    let needed = stream::needed(state(srv));
     if let Some(b) = state_mut(srv).backlog.as_mut() {
-        b.resize(size);
+        b.resize(size, needed);
     }
 }
 

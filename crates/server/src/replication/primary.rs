@@ -30,6 +30,9 @@ pub struct Replica {
     pub ack_offset: i64,
     pub ack_ms: i64,
     pub since_ms: i64,
+    /// Offset of the last stream byte its connection took (its cursor in
+    /// the shared buffer; meaningful once it streams).
+    pub sent: i64,
 }
 
 impl Replica {
@@ -142,18 +145,19 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
         ack_offset: 0,
         ack_ms: now_ms,
         since_ms: now_ms,
+        sent: 0,
     };
     if let Some(c) = srv.clients.get_mut(cid) {
         c.role = ClientRole::Replica;
     }
     if let Some((id, off)) = psync {
-        if let Some(reply) = try_continue(srv, &mut replica, id, off) {
+        if let Some((reply, backlog_len)) = try_continue(srv, &mut replica, id, off) {
             crate::log_at!(
                 Notice,
                 "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from \
                  offset {}.",
                 replica.ip(srv),
-                reply.len(),
+                backlog_len,
                 String::from_utf8_lossy(off)
             );
             add_replica(state_mut(srv), replica, now_ms);
@@ -182,8 +186,9 @@ fn add_replica(r: &mut super::Replication, replica: Replica, now_ms: i64) {
     r.replicas.push(replica);
 }
 
-/// The backlog holds what the replica lacks: `+CONTINUE` and those bytes.
-fn try_continue(srv: &mut Server, replica: &mut Replica, id: &[u8], off: &[u8]) -> Option<Vec<u8>> {
+/// The backlog holds what the replica lacks: `+CONTINUE`, and the count
+/// of bytes that will follow it from the shared buffer.
+fn try_continue(srv: &mut Server, replica: &mut Replica, id: &[u8], off: &[u8]) -> Option<(Vec<u8>, usize)> {
     let off: i64 = std::str::from_utf8(off).ok()?.parse().ok()?;
     let r = state(srv);
     let ours = id == srv.replid.as_bytes();
@@ -191,15 +196,19 @@ fn try_continue(srv: &mut Server, replica: &mut Replica, id: &[u8], off: &[u8]) 
     if !(ours || previous) {
         return None;
     }
-    let tail = r.backlog.as_ref()?.copy_from(off)?;
-    let mut reply = if replica.capa_psync2 {
+    let b = r.backlog.as_ref()?;
+    if !b.covers(off) {
+        return None;
+    }
+    // The backlog's bytes go from the shared buffer, after the reply.
+    let reply = if replica.capa_psync2 {
         format!("+CONTINUE {}\r\n", srv.replid).into_bytes()
     } else {
         b"+CONTINUE\r\n".to_vec()
     };
-    reply.extend_from_slice(&tail);
+    replica.sent = off - 1;
     replica.state = ReplicaState::Online;
-    Some(reply)
+    Some((reply, (b.end() + 1 - off) as usize))
 }
 
 /// The replica in `slot` closed.
@@ -208,6 +217,7 @@ pub fn replica_gone(srv: &mut Server, slot: usize) {
     if let Some(i) = r.replicas.iter().position(|x| x.slot == slot) {
         r.replicas.remove(i);
         crate::log_at!(Notice, "Connection with replica lost (slot {slot}).");
+        super::stream::replica_gone(srv);
     }
 }
 

@@ -107,6 +107,8 @@ fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
             header.extend_from_slice(b"\r\n");
         }
         r.state = ReplicaState::Transfer;
+        // Its stream starts after the snapshot's offset, held meanwhile.
+        r.sent = offset;
         if let Some(c) = srv.clients.get_mut(slot) {
             c.out_held = true;
         }

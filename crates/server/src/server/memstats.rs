@@ -27,6 +27,12 @@ pub struct MemoryFigures {
     pub clients_normal: u64,
     /// Replicas' connections (their pending stream): `mem_clients_slaves`.
     pub clients_replicas: u64,
+    /// The shared replication buffer (`mem_total_replication_buffers`),
+    /// the backlog's share of it (`mem_replication_backlog`), and what of
+    /// it `maxmemory` leaves out; set by the replication layer.
+    pub repl_buffers: u64,
+    pub repl_backlog: u64,
+    pub repl_not_counted: u64,
     pub aof_buffer: u64,
     pub lua_caches: u64,
     pub functions_caches: u64,
@@ -40,7 +46,7 @@ impl MemoryFigures {
     pub fn overhead(&self) -> u64 {
         let tables: u64 = self.dbs.iter().map(|&(_, m, e)| m + e).sum();
         let clients = self.clients_normal + self.clients_replicas;
-        self.startup + clients + self.aof_buffer + self.lua_caches + self.functions_caches + tables
+        self.startup + clients + self.repl_backlog + self.aof_buffer + self.lua_caches + self.functions_caches + tables
     }
 
     pub fn dataset(&self) -> u64 {
@@ -63,10 +69,10 @@ impl MemoryFigures {
     }
 
     /// Memory `maxmemory` does not count (Redis's
-    /// `freeMemoryGetNotCountedMemory`): the AOF buffer and the replicas'
-    /// pending stream (the backlog, apart, does count).
+    /// `freeMemoryGetNotCountedMemory`): the AOF buffer and the shared
+    /// replication buffer beyond the backlog's size (the backlog counts).
     pub fn not_counted_for_evict(&self) -> u64 {
-        self.aof_buffer + self.clients_replicas
+        self.aof_buffer + self.repl_not_counted
     }
 }
 
@@ -103,6 +109,9 @@ impl Server {
             // in server state (MULTI queues, watches, subscriptions).
             clients_normal: (self.client_mem.sum() - self.client_mem.replica_sum()) as u64,
             clients_replicas: self.client_mem.replica_sum() as u64,
+            repl_buffers: 0,
+            repl_backlog: 0,
+            repl_not_counted: 0,
             aof_buffer,
             lua_caches,
             functions_caches,

@@ -260,6 +260,8 @@ pub struct Stats {
     pub commands_processed: u64,
     pub net_input_bytes: u64,
     pub net_output_bytes: u64,
+    /// Replication stream written to replicas (not in `net_output_bytes`).
+    pub net_repl_output_bytes: u64,
     pub error_replies: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
