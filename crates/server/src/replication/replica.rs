@@ -135,6 +135,9 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
         }
     }
     let was_primary = state(srv).master.is_none();
+    // A replica that changes primaries may continue the same stream there
+    // (PSYNC), in the db the old link was in, as Redis's cached master.
+    let stream_db = state(srv).master.as_ref().map_or(0, |m| m.stream_db(srv));
     drop_link(srv);
     if was_primary {
         // Our own history is what a new primary may continue us from.
@@ -154,7 +157,7 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
         down_since_ms: Some(now_ms),
         offset,
         last_ack_ms: 0,
-        stream_db: 0,
+        stream_db,
     });
     srv.denials.readonly_replica = srv.config.replica_read_only;
     srv.set_expire_by_primary(true);
