@@ -13,8 +13,8 @@ use std::collections::VecDeque;
 
 /// Smallest block: Redis's reply chunk, so small writes share a block.
 const MIN_BLOCK: usize = 16 << 10;
-/// Bookkeeping counted per block beside its bytes (Redis counts its
-/// block header and list node the same way).
+/// Bookkeeping counted per block beside its bytes in a replica's output
+/// (Redis counts its block header and list node the same way).
 pub const BLOCK_OVERHEAD: usize = std::mem::size_of::<Block>() + 16;
 
 struct Block {
@@ -41,7 +41,7 @@ pub struct Backlog {
     size: usize,
     /// Offset of the last byte fed (`master_repl_offset`).
     end: i64,
-    /// Bytes the blocks take (capacity plus [`BLOCK_OVERHEAD`] each).
+    /// Bytes the blocks take (their capacity).
     mem: usize,
     /// Bytes every block ever made took.
     made: u64,
@@ -72,9 +72,10 @@ impl Backlog {
         self.end
     }
 
-    /// Memory of the blocks (`mem_total_replication_buffers`).
+    /// Memory of the blocks (`mem_total_replication_buffers`): their
+    /// bytes, and the block list's own room, which doubles as it grows.
     pub fn memory(&self) -> usize {
-        self.mem
+        self.mem + self.blocks.capacity() * std::mem::size_of::<Block>()
     }
 
     /// Largest block: a sixteenth of the size, as Redis, so a big write
@@ -108,10 +109,10 @@ impl Backlog {
             let n = bytes.len().min(cap);
             let mut buf = Vec::with_capacity(cap);
             buf.extend_from_slice(&bytes[..n]);
-            let mem = buf.capacity() + BLOCK_OVERHEAD;
+            let mem = cap + BLOCK_OVERHEAD;
             let start = self.end + 1 - bytes.len() as i64;
             self.blocks.push_back(Block { start, mem_before: self.made, buf });
-            self.mem += mem;
+            self.mem += cap;
             self.made += mem as u64;
             bytes = &bytes[n..];
         }
@@ -128,7 +129,7 @@ impl Backlog {
             if needed.is_some_and(|n| n < after) || self.histlen() - first.buf.len() <= self.size {
                 break;
             }
-            self.mem -= first.buf.capacity() + BLOCK_OVERHEAD;
+            self.mem -= first.buf.capacity();
             self.blocks.pop_front();
         }
     }
@@ -198,7 +199,7 @@ mod tests {
         assert_eq!(b.chunk_at(11), b"abc");
         assert_eq!(b.chunk_at(14), b"");
         assert!(b.copy_from(15).is_none());
-        assert_eq!(b.memory(), MIN_BLOCK + BLOCK_OVERHEAD);
+        assert_eq!(b.memory(), MIN_BLOCK + b.blocks.capacity() * std::mem::size_of::<Block>());
     }
 
     #[test]
@@ -228,7 +229,7 @@ mod tests {
         // Without it, whole blocks go while more than the size remains.
         b.trim(None);
         assert!(b.histlen() > 16 << 10 && b.histlen() <= 32 << 10, "{}", b.histlen());
-        assert_eq!(b.memory(), (b.histlen() / MIN_BLOCK) * (MIN_BLOCK + BLOCK_OVERHEAD));
+        assert_eq!(b.mem, b.histlen());
         let first = b.first_offset();
         assert_eq!(b.copy_from(first).unwrap().len(), b.histlen());
         assert!(!b.covers(first - 1));

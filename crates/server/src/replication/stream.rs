@@ -15,8 +15,8 @@ pub(super) fn needed(r: &Replication) -> Option<i64> {
     r.replicas.iter().filter(|x| x.streams()).map(|x| x.sent + 1).min()
 }
 
-/// The stream filled a block and started another: drop the blocks nobody
-/// needs any more (rare: once per block, not per command).
+/// The stream filled a block and started another, or a replica took
+/// some: drop the blocks nobody needs any more (never per command).
 #[cold]
 pub(super) fn block_added(r: &mut Replication) {
     let needed = needed(r);
@@ -90,7 +90,13 @@ pub fn send_stream(
             }
         }
     }
+    let over = b.histlen() > b.size();
     r.replicas[i].sent = sent;
+    // Blocks only this replica kept may go now it took them, as Redis
+    // trims when a replica moves to its next block.
+    if over && written > 0 {
+        block_added(r);
+    }
     srv.stats.net_repl_output_bytes += written;
     result
 }
