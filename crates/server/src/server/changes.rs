@@ -257,8 +257,9 @@ impl Server {
     pub fn update_expired_tracking(&mut self) {
         let track = self.wants_expired();
         self.collecting_expired = track;
+        let flag = track.then(|| self.keyspace.expired_logged.clone());
         for db in &mut self.keyspace.dbs {
-            db.track_expired = track;
+            db.track_expired = flag.clone();
         }
     }
 
@@ -311,7 +312,7 @@ pub fn end_command<'a>(
 pub fn collect_expired(srv: &mut Server) {
     // Kept equal to `wants_expired()` by `update_expired_tracking`: one
     // load on every command's path instead of four.
-    if srv.collecting_expired {
+    if srv.collecting_expired && srv.keyspace.expired_logged.load(std::sync::atomic::Ordering::Relaxed) {
         collect_expired_keys(srv);
     }
     // Values expired or overwritten under a lazy-free option go to the
@@ -321,6 +322,7 @@ pub fn collect_expired(srv: &mut Server) {
 
 #[cold]
 fn collect_expired_keys(srv: &mut Server) {
+    srv.keyspace.expired_logged.store(false, std::sync::atomic::Ordering::Relaxed);
     let watching = !srv.watches.is_empty() || srv.tracking.active();
     for i in 0..srv.keyspace.dbs.len() {
         if srv.keyspace.dbs[i].expired_log.is_empty() {
