@@ -238,7 +238,8 @@ mod tests {
     #[test]
     fn held_from_counts_whole_blocks_to_the_end() {
         let mut b = Backlog::new(1 << 20, 0);
-        b.feed(&vec![0u8; MIN_BLOCK + 10]);
+        b.feed(&vec![0u8; MIN_BLOCK]);
+        b.feed(&[0u8; 10]);
         assert_eq!(b.held_from(5), 2 * (MIN_BLOCK + BLOCK_OVERHEAD));
         assert_eq!(b.held_from(MIN_BLOCK as i64 + 3), MIN_BLOCK + BLOCK_OVERHEAD);
         assert_eq!(b.held_from(b.end() + 1), 0);
