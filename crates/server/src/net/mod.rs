@@ -178,10 +178,14 @@ impl EventLoop {
                 self.deliver_pushes();
             }
             self.replication_turn(now);
-            self.flush_all();
+            // As Redis frees another client at once on CLIENT KILL: gone
+            // before the killer's reply leaves (a replica killed in a
+            // MULTI has lost its link once EXEC is answered).
             for slot in std::mem::take(&mut self.srv.pending_kills) {
                 self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
             }
+            self.close_pending();
+            self.flush_all();
             self.close_pending();
             self.evict_clients(now);
             if let Some(new) = self.srv.rebound.take() {

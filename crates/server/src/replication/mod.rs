@@ -57,6 +57,8 @@ pub struct Replication {
     sync: Option<transfer::Sync>,
     /// A finished relay's pipe, open until `net` deregistered it.
     retired_pipe: Option<std::os::fd::OwnedFd>,
+    /// Replicas waiting for a snapshot to start, due their keepalive newline.
+    newlines: Vec<usize>,
     /// Replica slots whose held output may be flushed now.
     release: Vec<usize>,
     /// Clients blocked in WAIT.
@@ -100,6 +102,7 @@ pub fn new_part() -> Part {
         replicas: Vec::new(),
         sync: None,
         retired_pipe: None,
+        newlines: Vec::new(),
         release: Vec::new(),
         waits: Vec::new(),
         wait_done: Vec::new(),

@@ -123,6 +123,10 @@ pub type Writer<'a> = dyn FnMut(usize, &[u8]) -> io::Result<usize> + 'a;
 /// is put online. Returns the slots left with bytes pending (they need
 /// WRITABLE events).
 pub fn relay(srv: &mut Server, write: &mut Writer, now_ms: i64) -> Vec<usize> {
+    for slot in std::mem::take(&mut state_mut(srv).newlines) {
+        // Best effort: a full socket has no use for a keepalive.
+        let _ = write(slot, b"\n");
+    }
     let Some(sync) = state_mut(srv).sync.as_mut() else { return Vec::new() };
     let mut failed = Vec::new();
     let mut blocked = Vec::new();

@@ -66,14 +66,15 @@ pub fn forget(srv: &mut Server, slot: usize) {
     check_empty(srv);
 }
 
-/// Nobody left to serve: stop a diskless child (as Redis does), or drop a
-/// finished disk-based transfer.
+/// Nobody left to serve: stop a diskless child still writing (as Redis
+/// does), or drop a finished transfer.
 pub(super) fn check_empty(srv: &mut Server) {
     let Some(s) = state(srv).sync.as_ref() else { return };
     if !s.outs.is_empty() {
         return;
     }
-    if s.pid.is_none() {
+    // The child is done writing (it exits, and cron reaps it).
+    if s.pid.is_none() || s.pipe.as_ref().is_some_and(|p| p.eof) {
         return end(srv);
     }
     if s.diskless() {
@@ -102,10 +103,11 @@ pub fn after_flushall(srv: &mut Server) {
 pub(super) fn complete(srv: &mut Server, slots: &[usize], now_ms: i64) {
     let Some(s) = state_mut(srv).sync.as_mut() else { return };
     let ok = s.pipe.as_ref().is_none_or(|p| p.complete(&s.mark));
+    let diskless = s.diskless();
     s.outs.retain(|o| !slots.contains(&o.slot));
     for &slot in slots {
         if ok {
-            primary::set_online(srv, slot, now_ms);
+            primary::set_online(srv, slot, now_ms, diskless);
         } else {
             crate::log_at!(Warning, "Diskless rdb transfer ended before the end of the RDB: closing the replica");
             srv.pending_kills.push(slot);
