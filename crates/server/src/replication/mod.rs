@@ -30,10 +30,10 @@ pub use failover::{
 };
 pub use link::LinkStream;
 pub use primary::{psync, replconf, wait, WaitOutcome};
-pub use relay::{drop_retired as drop_retired_pipe, pipe_fd as relay_pipe_fd, relay, Writer as RelayWriter};
+pub use relay::{drop_retired as drop_retired_pipe, pipe_fd as relay_pipe_fd, Writer as RelayWriter};
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
-pub use transfer::after_flushall;
+pub use transfer::{after_flushall, relay};
 
 use crate::server::{ClientRole, Part, Server};
 use backlog::Backlog;

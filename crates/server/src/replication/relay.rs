@@ -25,14 +25,14 @@ pub struct Out {
     pub slot: usize,
     /// Bytes for this replica alone: its header, then (disk-based) the
     /// current chunk of the file.
-    own: Vec<u8>,
-    own_sent: usize,
+    pub(super) own: Vec<u8>,
+    pub(super) own_sent: usize,
     /// Diskless: how much of the shared chunk it took.
-    shared_sent: usize,
+    pub(super) shared_sent: usize,
     /// Disk-based: the file, once the child saved it.
     file: Option<File>,
     /// Disk-based: the whole payload was handed over.
-    file_done: bool,
+    pub(super) file_done: bool,
     /// When a write last left part of a chunk behind (Redis's
     /// `repl_last_partial_write`): a replica stuck so is timed out.
     pub partial_since_ms: Option<i64>,
@@ -56,7 +56,7 @@ impl Out {
 /// The diskless pipe's read end and the chunk being relayed.
 pub struct Pipe {
     fd: OwnedFd,
-    chunk: Vec<u8>,
+    pub(super) chunk: Vec<u8>,
     /// The last bytes read: a complete payload ends with the EOF mark.
     tail: Vec<u8>,
     pub eof: bool,
@@ -119,15 +119,24 @@ pub fn drop_retired(srv: &mut Server) {
 /// it takes nothing now.
 pub type Writer<'a> = dyn FnMut(usize, &[u8]) -> io::Result<usize> + 'a;
 
-/// Move what the replicas can take now; a replica whose payload went out
-/// is put online. Returns the slots left with bytes pending (they need
-/// WRITABLE events).
-pub fn relay(srv: &mut Server, write: &mut Writer, now_ms: i64) -> Vec<usize> {
+/// What a relay pass did.
+#[derive(Default)]
+pub struct Relayed {
+    /// Slots left with bytes pending (they need WRITABLE events).
+    pub blocked: Vec<usize>,
+    /// Slots handed their whole payload.
+    pub done: Vec<usize>,
+    /// A replica failed (and is being closed).
+    pub lost: bool,
+}
+
+/// Move what the replicas can take now.
+pub fn relay(srv: &mut Server, write: &mut Writer, now_ms: i64) -> Relayed {
     for slot in std::mem::take(&mut state_mut(srv).newlines) {
         // Best effort: a full socket has no use for a keepalive.
         let _ = write(slot, b"\n");
     }
-    let Some(sync) = state_mut(srv).sync.as_mut() else { return Vec::new() };
+    let Some(sync) = state_mut(srv).sync.as_mut() else { return Relayed::default() };
     let mut failed = Vec::new();
     let mut blocked = Vec::new();
     let mut written = 0;
@@ -168,18 +177,13 @@ pub fn relay(srv: &mut Server, write: &mut Writer, now_ms: i64) -> Vec<usize> {
     let done = sync.finished();
     let diskless = sync.pipe.is_some();
     srv.stats.net_output_bytes += written;
-    if !failed.is_empty() {
-        for (slot, e) in failed {
-            let what = if diskless { "Diskless rdb transfer, write" } else { "Write" };
-            crate::log_at!(Warning, "{what} error sending DB to replica: {e}");
-            srv.pending_kills.push(slot);
-        }
-        super::transfer::check_empty(srv);
+    let lost = !failed.is_empty();
+    for (slot, e) in failed {
+        let what = if diskless { "Diskless rdb transfer, write" } else { "Write" };
+        crate::log_at!(Warning, "{what} error sending DB to replica: {e}");
+        srv.pending_kills.push(slot);
     }
-    if !done.is_empty() {
-        super::transfer::complete(srv, &done, now_ms);
-    }
-    blocked
+    Relayed { blocked, done, lost }
 }
 
 /// Write one replica's pending bytes: Ok(true) once it has taken all it
@@ -226,25 +230,4 @@ fn refill_from_file(out: &mut Out) -> io::Result<()> {
         out.file = None;
     }
     Ok(())
-}
-
-impl super::transfer::Sync {
-    /// Replicas whose whole payload went out (all of it, once the source
-    /// is exhausted).
-    fn finished(&mut self) -> Vec<usize> {
-        let pipe_done = self.pipe.as_ref().map(|p| p.eof && p.chunk.is_empty());
-        let done: Vec<usize> = self
-            .outs
-            .iter()
-            .filter(|o| {
-                o.own_sent == o.own.len()
-                    && match pipe_done {
-                        Some(eof) => eof,
-                        None => o.file_done,
-                    }
-            })
-            .map(|o| o.slot)
-            .collect();
-        done
-    }
 }

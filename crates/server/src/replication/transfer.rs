@@ -40,6 +40,19 @@ impl Sync {
     }
 }
 
+/// A relay pass (`relay`), then what it means for the synchronization:
+/// replicas handed their payload go online, a lost one may end it.
+pub fn relay(srv: &mut Server, write: &mut super::relay::Writer, now_ms: i64) -> Vec<usize> {
+    let r = super::relay::relay(srv, write, now_ms);
+    if r.lost {
+        check_empty(srv);
+    }
+    if !r.done.is_empty() {
+        complete(srv, &r.done, now_ms);
+    }
+    r.blocked
+}
+
 /// Ends the synchronization; its pipe stays open until `net` took it off
 /// its poller ([`super::relay::drop_retired`]).
 fn end(srv: &mut Server) {
@@ -304,4 +317,25 @@ fn child_done(srv: &mut Server, ok: bool) {
     sync.outs.retain(|o| !failed.contains(&o.slot));
     srv.pending_kills.extend(failed);
     check_empty(srv);
+}
+
+impl Sync {
+    /// Replicas whose whole payload went out (all of it, once the source
+    /// is exhausted).
+    pub(super) fn finished(&mut self) -> Vec<usize> {
+        let pipe_done = self.pipe.as_ref().map(|p| p.eof && p.chunk.is_empty());
+        let done: Vec<usize> = self
+            .outs
+            .iter()
+            .filter(|o| {
+                o.own_sent == o.own.len()
+                    && match pipe_done {
+                        Some(eof) => eof,
+                        None => o.file_done,
+                    }
+            })
+            .map(|o| o.slot)
+            .collect();
+        done
+    }
 }
