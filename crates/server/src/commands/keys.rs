@@ -587,6 +587,7 @@ fn flushall(ctx: &mut Ctx, argv: &Argv) {
     // Redis counts the removed keys plus one for the flush itself.
     ctx.dirty(n as u64 + 1);
     ctx.srv.tracking_flush(ctx.cid);
+    crate::replication::after_flushall(ctx.srv);
     crate::persistence::after_flushall(ctx.srv);
     if ctx.replicating() {
         // The save above may leave the change counter where it was: the

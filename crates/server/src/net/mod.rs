@@ -34,6 +34,8 @@ use listen::{Accepted, Listener};
 const LISTENER_BASE: usize = usize::MAX / 2;
 /// The AOF commit thread wakes the loop with this token.
 const WAKER: usize = LISTENER_BASE - 1;
+/// The diskless snapshot's pipe (see `repl.rs`).
+const RELAY_PIPE: usize = LISTENER_BASE - 2;
 /// A client idle this long (ms) gives its buffers back (Redis: 2 s too).
 const IDLE_BUFFERS_MS: i64 = 2000;
 
@@ -60,6 +62,8 @@ pub struct EventLoop {
     scratch: Vec<u8>,
     next_cron: Instant,
     clock: crate::server::clock::Calibration,
+    /// The snapshot pipe registered with the poller, if any.
+    relay_pipe: Option<i32>,
 }
 
 impl EventLoop {
@@ -96,6 +100,7 @@ impl EventLoop {
             scratch: vec![0; 256 << 10],
             next_cron: Instant::now(),
             clock: crate::server::clock::Calibration::start(),
+            relay_pipe: None,
         })
     }
 
@@ -139,8 +144,9 @@ impl EventLoop {
             let again = std::mem::take(&mut self.again);
             for ev in events.iter() {
                 let t = ev.token().0;
-                if t == WAKER {
+                if t == WAKER || t == RELAY_PIPE {
                     // An AOF commit finished: flush_all releases its replies.
+                    // Snapshot bytes: the turn's replication work relays them.
                     continue;
                 }
                 if t >= LISTENER_BASE {
@@ -172,10 +178,14 @@ impl EventLoop {
                 self.deliver_pushes();
             }
             self.replication_turn(now);
-            self.flush_all();
+            // As Redis frees another client at once on CLIENT KILL: gone
+            // before the killer's reply leaves (a replica killed in a
+            // MULTI has lost its link once EXEC is answered).
             for slot in std::mem::take(&mut self.srv.pending_kills) {
                 self.to_close.push((slot, Close::Gone("killed by CLIENT KILL".into())));
             }
+            self.close_pending();
+            self.flush_all();
             self.close_pending();
             self.evict_clients(now);
             if let Some(new) = self.srv.rebound.take() {
@@ -329,6 +339,10 @@ impl EventLoop {
             return;
         };
         if conn.pending_out() == 0 && !conn.stream.has_queued() && !replica {
+            return;
+        }
+        // A replica's snapshot goes first: the turn's relay writes it.
+        if self.srv.clients.get(slot).is_some_and(|c| c.out_held) {
             return;
         }
         let res = match conn.flush(&mut self.srv) {

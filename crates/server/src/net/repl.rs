@@ -1,8 +1,11 @@
-//! The event loop's share of replication: each turn, write the stream to
-//! replicas that have some to take (their snapshot through) and adopt a finished link to our primary as the
-//! master client (a connection whose commands are applied, unanswered).
-use std::io::Read;
+//! The event loop's share of replication: each turn, relay a full
+//! synchronization's bytes to its replicas' connections, write the stream
+//! to replicas that have some to take (their snapshot through), and adopt a
+//! finished link to our primary as the master client (a connection whose
+//! commands are applied, unanswered).
+use std::io::{self, Read};
 
+use mio::unix::SourceFd;
 use mio::{Interest, Token};
 
 use super::transport::{Stream, TlsStream};
@@ -14,6 +17,7 @@ impl EventLoop {
     /// Replicas with stream to take (fed this turn, or just released) are
     /// checked against their output limit and written before sleeping.
     pub(super) fn replication_turn(&mut self, now: i64) {
+        self.relay_snapshot(now);
         for slot in crate::replication::turn(&mut self.srv, now) {
             let Some(conn) = self.conns.get_mut(slot) else { continue };
             if let Err(close) = conn.check_output_limits(&self.srv, slot) {
@@ -28,6 +32,53 @@ impl EventLoop {
         if let Some(ready) = crate::replication::take_master_link(&mut self.srv) {
             self.adopt_master(ready, now);
         }
+    }
+
+    /// Hand the snapshot in progress to the replicas' connections; those
+    /// left with bytes pending wait for WRITABLE, the pipe for READABLE.
+    fn relay_snapshot(&mut self, now: i64) {
+        let conns = &mut self.conns;
+        let mut write = |slot: usize, buf: &[u8]| -> io::Result<usize> {
+            let conn = conns.get_mut(slot).ok_or_else(|| io::Error::other("connection closed"))?;
+            loop {
+                match conn.stream.write(buf) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => {
+                        // TLS: records the socket did not take wait there.
+                        if conn.stream.has_queued() {
+                            conn.stream.send_queued()?;
+                        }
+                        return Ok(n);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        for slot in crate::replication::relay(&mut self.srv, &mut write, now) {
+            self.want_writable(slot, true);
+        }
+        self.track_relay_pipe();
+    }
+
+    /// Keep the poller watching the pipe being relayed, and only it; a
+    /// finished pipe closes once it is off the poller.
+    fn track_relay_pipe(&mut self) {
+        let want = crate::replication::relay_pipe_fd(&self.srv);
+        if want != self.relay_pipe {
+            let reg = self.poll.registry();
+            if let Some(old) = self.relay_pipe.take() {
+                let _ = reg.deregister(&mut SourceFd(&old));
+            }
+            if let Some(fd) = want {
+                match reg.register(&mut SourceFd(&fd), Token(super::RELAY_PIPE), Interest::READABLE) {
+                    Ok(()) => self.relay_pipe = Some(fd),
+                    Err(e) => crate::log_at!(Warning, "Watching the snapshot pipe: {e}"),
+                }
+            }
+        }
+        crate::replication::drop_retired_pipe(&mut self.srv);
     }
 
     fn adopt_master(&mut self, ready: crate::replication::MasterLinkReady, now: i64) {

@@ -3,9 +3,9 @@
 //! As a primary (`primary`): the change stream's replay bytes — the very
 //! bytes the AOF gets — feed the backlog (`backlog`) and every replica's
 //! output; PSYNC continues a replica from the backlog or starts a full
-//! synchronization, an RDB written by a forked child straight to the
-//! replicas' sockets (diskless) or to the RDB file that is then sent
-//! (`transfer`); REPLCONF ACKs drive WAIT and `min-replicas-to-write`.
+//! synchronization, an RDB written by a forked child into a pipe (diskless)
+//! or to the RDB file (`transfer`), which the event loop relays to each
+//! replica's connection (`relay`); REPLCONF ACKs drive WAIT and `min-replicas-to-write`.
 //!
 //! As a replica (`link`, `replica`): a thread connects to the primary, does
 //! the handshake and PSYNC, and receives the snapshot; the event loop then
@@ -20,6 +20,7 @@ mod backlog;
 mod failover;
 mod link;
 mod primary;
+mod relay;
 mod replica;
 mod stream;
 mod transfer;
@@ -30,9 +31,11 @@ pub use failover::{
 };
 pub use link::LinkStream;
 pub use primary::{psync, replconf, wait, WaitOutcome};
+pub use relay::{drop_retired as drop_retired_pipe, pipe_fd as relay_pipe_fd, Writer as RelayWriter};
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};
 pub use stream::{buffer_memory, send_stream, stream_pending};
+pub use transfer::{after_flushall, relay};
 
 use crate::server::{ClientRole, Part, Server};
 use backlog::Backlog;
@@ -54,6 +57,10 @@ pub struct Replication {
     replicas: Vec<Replica>,
     /// A full synchronization in progress (child or file senders).
     sync: Option<transfer::Sync>,
+    /// A finished relay's pipe, open until `net` deregistered it.
+    retired_pipe: Option<std::os::fd::OwnedFd>,
+    /// Replicas waiting for a snapshot to start, due their keepalive newline.
+    newlines: Vec<usize>,
     /// Replica slots whose held output may be flushed now.
     release: Vec<usize>,
     /// Stream fed since the loop last scheduled the replicas' writes.
@@ -98,6 +105,8 @@ pub fn new_part() -> Part {
         idle_since_ms: None,
         replicas: Vec::new(),
         sync: None,
+        retired_pipe: None,
+        newlines: Vec::new(),
         release: Vec::new(),
         fed: false,
         waits: Vec::new(),

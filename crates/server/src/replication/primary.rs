@@ -33,6 +33,10 @@ pub struct Replica {
     /// Offset of the last stream byte its connection took (its cursor in
     /// the shared buffer; meaningful once it streams).
     pub sent: i64,
+    /// Its diskless snapshot went out: the stream waits for its first ACK
+    /// (Redis 7.0), or it would follow the EOF mark in the same read and
+    /// hide it from the replica.
+    pub stream_on_ack: bool,
 }
 
 impl Replica {
@@ -97,6 +101,9 @@ pub fn replconf(srv: &mut Server, cid: usize, args: &[&[u8]], now_ms: i64) -> Op
                 if let Some(r) = state_mut(srv).replicas.iter_mut().find(|r| r.slot == cid) {
                     r.ack_offset = r.ack_offset.max(off);
                     r.ack_ms = now_ms;
+                    if std::mem::take(&mut r.stream_on_ack) {
+                        release(srv, cid);
+                    }
                 }
                 if srv.denials.too_few_replicas {
                     super::config_changed(srv);
@@ -146,6 +153,7 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
         ack_ms: now_ms,
         since_ms: now_ms,
         sent: 0,
+        stream_on_ack: false,
     };
     if let Some(c) = srv.clients.get_mut(cid) {
         c.role = ClientRole::Replica;
@@ -221,18 +229,26 @@ pub fn replica_gone(srv: &mut Server, slot: usize) {
     }
 }
 
-/// Put a replica whose snapshot arrived online: its held output may go.
-pub fn set_online(srv: &mut Server, slot: usize, now_ms: i64) {
+/// Put a replica whose snapshot arrived online: its held output may go
+/// (after its first ACK, when `on_ack`).
+pub fn set_online(srv: &mut Server, slot: usize, now_ms: i64, on_ack: bool) {
     let r = state_mut(srv);
     if let Some(x) = r.replicas.iter_mut().find(|x| x.slot == slot) {
         x.state = ReplicaState::Online;
         x.ack_ms = now_ms;
-        r.release.push(slot);
+        x.stream_on_ack = on_ack;
     }
+    if !on_ack {
+        release(srv, slot);
+    }
+    crate::log_at!(Notice, "Synchronization with replica succeeded (slot {slot})");
+}
+
+fn release(srv: &mut Server, slot: usize) {
+    state_mut(srv).release.push(slot);
     if let Some(c) = srv.clients.get_mut(slot) {
         c.out_held = false;
     }
-    crate::log_at!(Notice, "Synchronization with replica succeeded (slot {slot})");
 }
 
 /// Replicas waiting for a snapshot that has not started.
@@ -320,14 +336,10 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
     // so their handshake timeout does not fire while we wait.
     if now_ms / 1000 != state(srv).last_newline_s {
         state_mut(srv).last_newline_s = now_ms / 1000;
-        for slot in waiting(srv) {
-            // Straight to the socket: a newline left in the output buffer
-            // would follow the snapshot and shift the stream's offsets.
-            if let Some(c) = srv.clients.get(slot) {
-                // SAFETY: one byte from a static buffer to a socket we own.
-                unsafe { libc::send(c.fd, b"\n".as_ptr().cast(), 1, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
-            }
-        }
+        // Not through the output buffer (a newline left there would follow
+        // the snapshot and shift the stream's offsets): the relay writes it.
+        let due = waiting(srv);
+        state_mut(srv).newlines = due;
     }
     let timeout = cfg_num(srv, "repl-timeout", 60) * 1000;
     let stale: Vec<usize> =

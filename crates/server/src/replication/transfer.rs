@@ -1,18 +1,19 @@
 //! Full synchronization: the snapshot that starts a replica.
 //!
 //! A forked child writes the RDB. Diskless (`repl-diskless-sync yes`, and
-//! every waiting replica said `capa eof`), it writes straight to the
-//! replicas' sockets framed as `$EOF:<40 random chars>\r\n<rdb><same 40>`;
-//! otherwise it saves the RDB file, and once it is done a thread per
-//! replica sends it as `$<length>\r\n<rdb>`. Either way the `+FULLRESYNC
-//! <replid> <offset>` line, with the offset the snapshot stands at, comes
-//! first, and the stream produced after the fork waits in the replica's
-//! output, held, until its snapshot is through.
+//! every waiting replica said `capa eof`), it writes it into a pipe that
+//! the event loop relays to every replica's connection (`relay`), framed
+//! as `$EOF:<40 random chars>\r\n<rdb><same 40>`; otherwise it saves the
+//! RDB file, which the loop then sends to each replica as
+//! `$<length>\r\n<rdb>`. Either way the `+FULLRESYNC <replid> <offset>`
+//! line, with the offset the snapshot stands at, comes first, and the
+//! stream produced after the fork waits in the replica's output, held,
+//! until its snapshot is through.
 use std::io::{self, Read, Write};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::primary::{self, ReplicaState};
+use super::relay::{Out, Pipe};
 use super::{cfg_num, state, state_mut};
 use crate::persistence::ReplAux;
 use crate::server::child::ChildKind;
@@ -21,53 +22,140 @@ use crate::server::Server;
 /// A full synchronization in progress.
 pub struct Sync {
     pid: Option<i32>,
-    diskless: bool,
-    /// Replica slots served by this snapshot, with their header.
-    slots: Vec<(usize, Vec<u8>)>,
-    senders: Vec<Sender>,
+    /// The replicas it serves.
+    pub(super) outs: Vec<Out>,
+    /// Diskless: the child's pipe.
+    pub(super) pipe: Option<Pipe>,
+    /// Diskless: the mark closing a complete payload.
+    mark: Vec<u8>,
 }
 
-/// A thread sending the RDB file to one replica.
-struct Sender {
-    slot: usize,
-    /// 0 running, 1 done, 2 failed.
-    status: Arc<AtomicU8>,
+impl Sync {
+    fn diskless(&self) -> bool {
+        self.pipe.is_some()
+    }
+
+    fn serves(&self, slot: usize) -> bool {
+        self.outs.iter().any(|o| o.slot == slot)
+    }
 }
 
-/// A replica closed: it no longer waits for its snapshot. A diskless
-/// child writes to a copy of its socket, which would keep the connection
-/// open: shut it down for both, so the replica sees the link drop now, and
-/// stop the child once nobody is left to read it (as Redis does).
+/// A relay pass (`relay`), then what it means for the synchronization:
+/// replicas handed their payload go online, a lost one may end it.
+pub fn relay(srv: &mut Server, write: &mut super::relay::Writer, now_ms: i64) -> Vec<usize> {
+    let r = super::relay::relay(srv, write, now_ms);
+    if r.lost {
+        check_empty(srv);
+    }
+    if !r.done.is_empty() {
+        complete(srv, &r.done, now_ms);
+    }
+    r.blocked
+}
+
+/// Ends the synchronization; its pipe stays open until `net` took it off
+/// its poller ([`super::relay::drop_retired`]).
+fn end(srv: &mut Server) {
+    let r = state_mut(srv);
+    if let Some(pipe) = r.sync.take().and_then(|s| s.pipe) {
+        r.retired_pipe = Some(pipe.into_fd());
+    }
+}
+
+/// A replica closed: it no longer waits for its snapshot. The child holds
+/// a copy of its socket, which would keep the connection open: shut it
+/// down, so the replica sees the link drop now.
 pub fn forget(srv: &mut Server, slot: usize) {
     let fd = srv.clients.get(slot).map(|c| c.fd);
     let Some(s) = state_mut(srv).sync.as_mut() else { return };
-    let served = s.slots.iter().any(|(x, _)| *x == slot);
-    s.slots.retain(|(x, _)| *x != slot);
-    if !(served && s.diskless) {
+    if !s.serves(slot) {
         return;
     }
+    s.outs.retain(|o| o.slot != slot);
     if let Some(fd) = fd {
         // SAFETY: the client's socket, still open (closed after this).
         unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
     }
-    if s.slots.is_empty() && s.pid.is_some() {
+    check_empty(srv);
+}
+
+/// Nobody left to serve: stop a diskless child still writing (as Redis
+/// does), or drop a finished transfer.
+pub(super) fn check_empty(srv: &mut Server) {
+    let Some(s) = state(srv).sync.as_ref() else { return };
+    if !s.outs.is_empty() {
+        return;
+    }
+    // The child is done writing (it exits, and cron reaps it).
+    if s.pid.is_none() || s.pipe.as_ref().is_some_and(|p| p.eof) {
+        return end(srv);
+    }
+    if s.diskless() {
         crate::log_at!(Warning, "Diskless rdb transfer, last replica dropped, killing fork child.");
         srv.children.kill();
-        state_mut(srv).sync = None;
+        end(srv);
     }
 }
 
-/// Each cron tick: reap the child, finish senders, start a snapshot for
-/// waiting replicas when due.
+/// FLUSHALL, as Redis 7.0: a snapshot child in progress is stale; stop it,
+/// and the replicas it was for start over (they reconnect).
+pub fn after_flushall(srv: &mut Server) {
+    if srv.children.running() != Some(ChildKind::ReplSync) {
+        return;
+    }
+    let Some(s) = state(srv).sync.as_ref() else { return };
+    let slots: Vec<usize> = s.outs.iter().map(|o| o.slot).collect();
+    srv.children.kill();
+    crate::log_at!(Warning, "Background transfer terminated by signal, the replicas it served start over");
+    srv.pending_kills.extend(slots);
+    end(srv);
+}
+
+/// The relay handed these replicas their whole payload: they go online,
+/// unless a diskless payload came through incomplete (the child failed).
+pub(super) fn complete(srv: &mut Server, slots: &[usize], now_ms: i64) {
+    let Some(s) = state_mut(srv).sync.as_mut() else { return };
+    let ok = s.pipe.as_ref().is_none_or(|p| p.complete(&s.mark));
+    let diskless = s.diskless();
+    s.outs.retain(|o| !slots.contains(&o.slot));
+    for &slot in slots {
+        if ok {
+            primary::set_online(srv, slot, now_ms, diskless);
+        } else {
+            crate::log_at!(Warning, "Diskless rdb transfer ended before the end of the RDB: closing the replica");
+            srv.pending_kills.push(slot);
+        }
+    }
+    check_empty(srv);
+}
+
+/// Each cron tick: reap the child, drop replicas stuck in a diskless
+/// transfer, start a snapshot for waiting replicas when due.
 pub fn cron(srv: &mut Server, now_ms: i64) {
     if srv.children.running() == Some(ChildKind::ReplSync) {
         if let Some(exit) = srv.children.reap() {
-            child_done(srv, exit.ok, now_ms);
+            child_done(srv, exit.ok);
         }
     }
-    senders_done(srv, now_ms);
+    timeouts(srv, now_ms);
     if state(srv).sync.is_none() && srv.children.running().is_none() {
         maybe_start(srv, now_ms);
+    }
+}
+
+/// As Redis, only diskless replicas time out here: a stuck one holds the
+/// child (and every other replica) back.
+fn timeouts(srv: &mut Server, now_ms: i64) {
+    let timeout_ms = cfg_num(srv, "repl-timeout", 60).max(1) * 1000;
+    let Some(s) = state(srv).sync.as_ref().filter(|s| s.diskless()) else { return };
+    let stuck: Vec<usize> =
+        s.outs.iter().filter(|o| o.partial_since_ms.is_some_and(|t| now_ms - t > timeout_ms)).map(|o| o.slot).collect();
+    for slot in stuck {
+        let r = state(srv).replicas.iter().find(|r| r.slot == slot);
+        let name = r.map_or(format!("slot {slot}"), |r| format!("{}:{}", r.ip(srv), r.listening_port));
+        crate::log_at!(Warning, "Disconnecting timedout replica (full sync): {name}");
+        srv.pending_kills.push(slot);
+        forget(srv, slot);
     }
 }
 
@@ -90,20 +178,17 @@ fn maybe_start(srv: &mut Server, now_ms: i64) {
     start(srv, waiting, diskless);
 }
 
-fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
+/// Each served replica's header, its state set to the transfer.
+fn prepare(srv: &mut Server, slots: Vec<usize>, mark: Option<&[u8]>) -> Vec<Out> {
     let offset = state(srv).offset;
-    // Always 40 characters (ours, or checked when a primary sent it).
-    let replid: [u8; 40] = srv.replid.as_bytes().try_into().unwrap_or([b'0'; 40]);
-    let aux = ReplAux { stream_db: 0, replid, offset };
-    let mark: Vec<u8> = eof_mark();
-    let mut served = Vec::new();
     let fullresync = format!("+FULLRESYNC {} {offset}\r\n", srv.replid).into_bytes();
+    let mut outs = Vec::new();
     for slot in slots {
         let Some(r) = primary::replica_mut(srv, slot) else { continue };
         let mut header = if r.psync { fullresync.clone() } else { vec![] };
-        if diskless {
+        if let Some(mark) = mark {
             header.extend_from_slice(b"$EOF:");
-            header.extend_from_slice(&mark);
+            header.extend_from_slice(mark);
             header.extend_from_slice(b"\r\n");
         }
         r.state = ReplicaState::Transfer;
@@ -112,49 +197,88 @@ fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
         if let Some(c) = srv.clients.get_mut(slot) {
             c.out_held = true;
         }
-        served.push((slot, header));
+        outs.push(Out::new(slot, header));
     }
     // The stream after the snapshot must not assume the replica's db.
     srv.changes.reselect();
-    let fds: Vec<(i32, Vec<u8>)> =
-        served.iter().filter_map(|(s, h)| srv.clients.get(*s).map(|c| (c.fd, h.clone()))).collect();
-    let timeout_ms = cfg_num(srv, "repl-timeout", 60).max(1) * 1000;
+    outs
+}
+
+fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
+    let offset = state(srv).offset;
+    // Always 40 characters (ours, or checked when a primary sent it).
+    let replid: [u8; 40] = srv.replid.as_bytes().try_into().unwrap_or([b'0'; 40]);
+    let aux = ReplAux { stream_db: 0, replid, offset };
+    let mark: Vec<u8> = eof_mark();
+    let pipe = if diskless {
+        match new_pipe() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::log_at!(Warning, "Can't create the pipe for the diskless transfer: {e}");
+                return;
+            }
+        }
+    } else {
+        None
+    };
+    let outs = prepare(srv, slots, diskless.then_some(&mark[..]));
+    let fds = pipe.as_ref().map(|(r, w)| (r.as_raw_fd(), w.as_raw_fd()));
+    let child_mark = mark.clone();
     let srv_ptr: *const Server = srv;
     let work = move || -> bool {
         // SAFETY: this runs in the forked child, on its own copy of the
         // server, which nothing else touches there.
         let srv_ref = unsafe { &*srv_ptr };
-        if diskless {
-            let mut sink = FdSink { fds: fds.into_iter().map(|(fd, h)| (fd, Some(h))).collect(), timeout_ms };
-            // +FULLRESYNC at once, however slowly the snapshot comes.
-            let written = (|| {
-                sink.send_headers()?;
-                let out = crate::persistence::write_for_replicas(
-                    srv_ref,
-                    io::BufWriter::with_capacity(64 << 10, &mut sink),
-                    aux,
-                )?;
-                let out = out.into_inner().map_err(|e| e.into_error())?;
-                out.write_all(&mark)
-            })();
-            written.is_ok()
-        } else {
-            crate::persistence::save_for_replicas(srv_ref, aux).is_ok()
+        match fds {
+            Some((rd, wr)) => write_to_pipe(srv_ref, rd, wr, aux, &child_mark).is_ok(),
+            None => crate::persistence::save_for_replicas(srv_ref, aux).is_ok(),
         }
     };
-    let kind = if diskless { "diskless" } else { "disk" };
+    let target = if diskless { "replicas sockets" } else { "disk" };
+    crate::log_at!(Notice, "Starting BGSAVE for SYNC with target: {target}");
     match srv.children.spawn(ChildKind::ReplSync, work) {
         Ok(pid) => {
-            crate::log_at!(Notice, "Starting BGSAVE for SYNC with target: {kind} (pid {pid})");
-            state_mut(srv).sync = Some(Sync { pid: Some(pid), diskless, slots: served, senders: Vec::new() });
+            let what = if diskless { "Background RDB transfer" } else { "Background saving" };
+            crate::log_at!(Notice, "{what} started by pid {pid}");
+            // Our copy of the write end goes: the pipe ends with the child.
+            let pipe = pipe.map(|(r, _w)| Pipe::new(r));
+            state_mut(srv).sync = Some(Sync { pid: Some(pid), outs, pipe, mark });
         }
         Err(e) => {
             crate::log_at!(Warning, "Can't start the replication snapshot: {e}");
-            for (slot, _) in served {
-                srv.pending_kills.push(slot);
-            }
+            srv.pending_kills.extend(outs.iter().map(|o| o.slot));
         }
     }
+}
+
+/// The diskless pipe: (read end, non-blocking, for the loop; write end,
+/// blocking, for the child).
+fn new_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills the two descriptors on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both were just created and are ours alone.
+    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: setting a flag on our own descriptor.
+    if unsafe { libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((rd, wr))
+}
+
+/// In the child: the RDB, then the mark, into the pipe. Once the parent is
+/// gone the pipe has no reader and the write fails, ending the child.
+fn write_to_pipe(srv: &Server, rd: i32, wr: i32, aux: ReplAux, mark: &[u8]) -> io::Result<()> {
+    // SAFETY: the child's copies; the read end is the parent's business.
+    let file = unsafe {
+        libc::close(rd);
+        std::fs::File::from_raw_fd(wr)
+    };
+    let out = crate::persistence::write_for_replicas(srv, io::BufWriter::with_capacity(64 << 10, file), aux)?;
+    let mut out = out.into_inner().map_err(|e| e.into_error())?;
+    out.write_all(mark)
 }
 
 /// 40 random hex characters closing a diskless payload.
@@ -167,150 +291,53 @@ fn eof_mark() -> Vec<u8> {
     buf.iter().flat_map(|b| format!("{b:02x}").into_bytes()).collect()
 }
 
-fn child_done(srv: &mut Server, ok: bool, now_ms: i64) {
-    let Some(mut sync) = state_mut(srv).sync.take() else { return };
-    sync.pid = None;
-    if !ok {
-        crate::log_at!(Warning, "The replication snapshot child failed: closing the replicas it served");
-        for (slot, _) in sync.slots {
-            srv.pending_kills.push(slot);
-        }
-        return;
-    }
-    if sync.diskless {
-        crate::log_at!(
-            Notice,
-            "Diskless rdb transfer, done reading from pipe, {} replicas still up.",
-            sync.slots.len()
-        );
-        for (slot, _) in sync.slots {
-            primary::set_online(srv, slot, now_ms);
-        }
-        return;
-    }
-    crate::log_at!(Notice, "Background RDB transfer terminated with success");
+/// The child exited. Diskless, the relay finishes from the pipe (a child
+/// that failed leaves an incomplete payload, which `complete` refuses).
+/// Disk-based, the saved file now goes to each replica.
+fn child_done(srv: &mut Server, ok: bool) {
     let path = srv.config.dir.join(&srv.config.dbfilename);
-    for (slot, header) in std::mem::take(&mut sync.slots) {
-        let Some(fd) = srv.clients.get(slot).map(|c| c.fd) else { continue };
-        let status = Arc::new(AtomicU8::new(0));
-        let (st, path) = (status.clone(), path.clone());
-        // SAFETY: dup of a socket we own; the thread closes its copy.
-        let dup = unsafe { libc::dup(fd) };
-        if dup < 0 {
-            srv.pending_kills.push(slot);
-            continue;
-        }
-        let timeout_ms = cfg_num(srv, "repl-timeout", 60).max(1) * 1000;
-        std::thread::spawn(move || {
-            let ok = send_file(dup, &header, &path, timeout_ms).is_ok();
-            // SAFETY: the thread's own descriptor.
-            unsafe { libc::close(dup) };
-            st.store(if ok { 1 } else { 2 }, Ordering::Release);
-        });
-        sync.senders.push(Sender { slot, status });
-    }
-    state_mut(srv).sync = Some(sync);
-}
-
-fn senders_done(srv: &mut Server, now_ms: i64) {
     let Some(sync) = state_mut(srv).sync.as_mut() else { return };
-    if sync.pid.is_some() {
-        return;
+    sync.pid = None;
+    if sync.diskless() {
+        let how = if ok { "terminated with success" } else { "failed" };
+        crate::log_at!(Notice, "Background RDB transfer {how}");
+        return check_empty(srv);
     }
-    let mut finished = Vec::new();
-    sync.senders.retain(|s| match s.status.load(Ordering::Acquire) {
-        0 => true,
-        st => {
-            finished.push((s.slot, st == 1));
-            false
-        }
-    });
-    if sync.senders.is_empty() {
-        state_mut(srv).sync = None;
+    let mut failed = Vec::new();
+    if !ok {
+        crate::log_at!(Warning, "SYNC failed. BGSAVE child returned an error");
+        failed.extend(sync.outs.iter().map(|o| o.slot));
+    } else {
+        crate::log_at!(Notice, "Background saving terminated with success");
     }
-    for (slot, ok) in finished {
-        if ok {
-            primary::set_online(srv, slot, now_ms);
-        } else {
-            srv.pending_kills.push(slot);
+    for out in sync.outs.iter_mut().filter(|_| ok) {
+        if let Err(e) = out.attach_file(&path) {
+            crate::log_at!(Warning, "Can't open the RDB file to send it to a replica: {e}");
+            failed.push(out.slot);
         }
     }
+    sync.outs.retain(|o| !failed.contains(&o.slot));
+    srv.pending_kills.extend(failed);
+    check_empty(srv);
 }
 
-fn send_file(fd: i32, header: &[u8], path: &std::path::Path, timeout_ms: i64) -> io::Result<()> {
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    let mut out = FdSink { fds: vec![(fd, None)], timeout_ms };
-    out.write_all(header)?;
-    out.write_all(format!("${len}\r\n").as_bytes())?;
-    let mut buf = vec![0u8; 256 << 10];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            return Ok(());
-        }
-        out.write_all(&buf[..n])?;
+impl Sync {
+    /// Replicas whose whole payload went out (all of it, once the source
+    /// is exhausted).
+    pub(super) fn finished(&mut self) -> Vec<usize> {
+        let pipe_done = self.pipe.as_ref().map(|p| p.eof && p.chunk.is_empty());
+        let done: Vec<usize> = self
+            .outs
+            .iter()
+            .filter(|o| {
+                o.own_sent == o.own.len()
+                    && match pipe_done {
+                        Some(eof) => eof,
+                        None => o.file_done,
+                    }
+            })
+            .map(|o| o.slot)
+            .collect();
+        done
     }
-}
-
-/// Writes every buffer to each live socket, waiting (up to the timeout)
-/// while a socket is full; a socket that fails drops out, and the write
-/// fails once none is left. The first write to each sends its header.
-struct FdSink {
-    fds: Vec<(i32, Option<Vec<u8>>)>,
-    timeout_ms: i64,
-}
-
-impl FdSink {
-    /// Each replica's header (+FULLRESYNC, $EOF:), sent once, first.
-    fn send_headers(&mut self) -> io::Result<()> {
-        let timeout = self.timeout_ms;
-        self.fds.retain_mut(|(fd, header)| header.take().is_none_or(|h| write_fd(*fd, &h, timeout).is_ok()));
-        if self.fds.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "no replica left"));
-        }
-        Ok(())
-    }
-}
-
-impl Write for FdSink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.send_headers()?;
-        let timeout = self.timeout_ms;
-        self.fds.retain(|(fd, _)| write_fd(*fd, buf, timeout).is_ok());
-        if self.fds.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "no replica left"));
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Write all of `buf` to a non-blocking socket, polling while it is full.
-fn write_fd(fd: i32, mut buf: &[u8], timeout_ms: i64) -> io::Result<()> {
-    while !buf.is_empty() {
-        // SAFETY: writing from a valid slice to a descriptor we hold.
-        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL) };
-        if n > 0 {
-            buf = &buf[n as usize..];
-            continue;
-        }
-        let err = io::Error::last_os_error();
-        match err.kind() {
-            io::ErrorKind::WouldBlock => {
-                let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
-                // SAFETY: one valid pollfd.
-                let r = unsafe { libc::poll(&mut p, 1, timeout_ms as i32) };
-                if r == 0 {
-                    return Err(io::Error::new(io::ErrorKind::TimedOut, "replica not reading"));
-                }
-            }
-            io::ErrorKind::Interrupted => {}
-            _ => return Err(err),
-        }
-    }
-    Ok(())
 }
