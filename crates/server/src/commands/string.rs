@@ -322,9 +322,19 @@ fn getdel(ctx: &mut Ctx, argv: &Argv) {
         Err(e) => return ctx.r.error(e.message()),
     };
     if found {
-        ctx.dbm().remove(key);
+        // A user delete, as DEL: `lazyfree-lazy-user-del` decides how the
+        // value is freed, and Redis 7.0 replays it as the matching DEL or
+        // UNLINK.
+        let lazy = ctx.srv.config.lazyfree_lazy_user_del;
+        if let Some(rec) = ctx.dbm().take(key) {
+            ctx.srv.lazyfree.free(rec.value, lazy);
+        }
         ctx.dirty(1);
         ctx.notify(NOTIFY_GENERIC, "del", key);
+        if ctx.replicating() {
+            let verb: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+            ctx.replicate_as(&[verb, key]);
+        }
     }
 }
 
