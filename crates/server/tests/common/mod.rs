@@ -32,6 +32,15 @@ pub fn wait_child(child: &mut Child, timeout: Duration) -> Option<std::process::
     None
 }
 
+/// A directory of its own for each start attempt: two attempts can draw
+/// the same free port, and the one that loses the bind race must not delete
+/// the winner's files (its log among them) when it is dropped.
+fn attempt_dir(prefix: &str, port: u16) -> std::path::PathBuf {
+    static ATTEMPT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = ATTEMPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("{prefix}-{}-{port}-{n}", std::process::id()))
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -58,7 +67,7 @@ impl TestServer {
 
     fn spawn(conf: Option<&std::path::Path>, extra: &[&str]) -> TestServer {
         let port = free_port();
-        let dir = std::env::temp_dir().join(format!("volley-test-{}-{port}", std::process::id()));
+        let dir = attempt_dir("volley-test", port);
         std::fs::create_dir_all(&dir).unwrap();
         let mut args: Vec<String> = conf.map(|c| c.display().to_string()).into_iter().collect();
         args.extend(
@@ -140,7 +149,7 @@ impl RedisServer {
     pub fn start() -> RedisServer {
         for _ in 0..5 {
             let port = free_port();
-            let dir = std::env::temp_dir().join(format!("volley-ref-redis-{}-{port}", std::process::id()));
+            let dir = attempt_dir("volley-ref-redis", port);
             std::fs::create_dir_all(&dir).unwrap();
             let child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
