@@ -528,8 +528,9 @@ fn assert_substantial(aof: &[u8]) {
     let args = || cmds.iter().flatten();
     assert!(args().any(|a| a == "PXAT"), "no SET ... PXAT in the AOF");
     assert!(args().any(|a| a.len() == 13 && a.bytes().all(|b| b == b'T')), "no normalised time in the AOF");
+    // Blocks that replay a single command go out unwrapped (Redis 7.0).
     let multis = names.iter().filter(|&&n| n == "MULTI").count();
-    assert!(multis >= 8, "only {multis} MULTI blocks in the AOF");
+    assert!(multis >= 6, "only {multis} MULTI blocks in the AOF");
 }
 
 /// Fail with the first differing commands, keeping the actual file.

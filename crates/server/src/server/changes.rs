@@ -71,6 +71,10 @@ pub struct Changes {
     /// Nesting of atomic blocks (EXEC, scripts) and whether MULTI went out.
     atomic_depth: u32,
     multi_fed: bool,
+    /// Where the block's first command starts in `out` (after its SELECT):
+    /// MULTI goes there once a second command comes, as Redis 7.0 wraps
+    /// only what propagates more than one command.
+    block_first: Option<usize>,
     /// Keys changed since the last hand-off (only while someone wants them).
     touched: Vec<Touched>,
     /// The running handler named the keys it changed (`Ctx::modified`).
@@ -112,7 +116,11 @@ impl Changes {
     /// (a block that replayed nothing leaves no trace).
     pub fn end_atomic(&mut self) {
         self.atomic_depth = self.atomic_depth.saturating_sub(1);
-        if self.atomic_depth == 0 && self.multi_fed {
+        if self.atomic_depth > 0 {
+            return;
+        }
+        self.block_first = None;
+        if self.multi_fed {
             self.multi_fed = false;
             resp::encode_command(&mut self.out, &[b"EXEC"]);
         }
@@ -180,17 +188,25 @@ impl Changes {
         resp::encode_command(&mut self.out, args);
     }
 
-    /// SELECT when the db changes, MULTI at the start of an atomic block
-    /// (after the SELECT, so a block in one db holds only its commands).
+    /// SELECT when the db changes; inside an atomic block, MULTI before
+    /// its first command once a second one comes (after the first's
+    /// SELECT, so a block in one db holds only its commands).
     fn prelude(&mut self, db: usize) {
+        if self.atomic_depth > 0 && !self.multi_fed {
+            if let Some(at) = self.block_first {
+                self.multi_fed = true;
+                let mut multi = Vec::with_capacity(15);
+                resp::encode_command(&mut multi, &[b"MULTI"]);
+                self.out.splice(at..at, multi);
+            }
+        }
         if self.selected_db != Some(db) {
             self.selected_db = Some(db);
             let db = db.to_string();
             resp::encode_command(&mut self.out, &[b"SELECT", db.as_bytes()]);
         }
-        if self.atomic_depth > 0 && !self.multi_fed {
-            self.multi_fed = true;
-            resp::encode_command(&mut self.out, &[b"MULTI"]);
+        if self.atomic_depth > 0 && self.block_first.is_none() {
+            self.block_first = Some(self.out.len());
         }
     }
 
@@ -436,6 +452,28 @@ mod tests {
         c.end_atomic();
         let want =
             "*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n*2\r\n$4\r\nINCR\r\n$1\r\ny\r\n*1\r\n$4\r\nEXEC\r\n";
+        assert_eq!(text(&c), want);
+    }
+
+    #[test]
+    fn a_block_of_one_command_is_not_wrapped() {
+        let mut c = replaying();
+        c.selected_db = Some(0);
+        c.begin_atomic();
+        c.replay(0, &[b"INCR", b"x"]);
+        c.end_atomic();
+        assert_eq!(text(&c), "*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n");
+    }
+
+    #[test]
+    fn multi_follows_the_first_commands_select() {
+        let mut c = replaying();
+        c.begin_atomic();
+        c.replay(3, &[b"INCR", b"x"]);
+        c.replay(4, &[b"INCR", b"y"]);
+        c.end_atomic();
+        let want = "*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n\
+                    *2\r\n$6\r\nSELECT\r\n$1\r\n4\r\n*2\r\n$4\r\nINCR\r\n$1\r\ny\r\n*1\r\n$4\r\nEXEC\r\n";
         assert_eq!(text(&c), want);
     }
 
