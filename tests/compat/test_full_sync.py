@@ -7,22 +7,12 @@ one finishes ("done reading from pipe, 1 replicas still up"), with the
 write made during the transfer arriving after the snapshot."""
 import os
 import signal
-import time
 
 import redis
 
-from servers import start_redis, start_volley
+from servers import start_redis, start_volley, wait_for
 
 KEYS = 2000
-
-
-def wait_for(cond, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_stuck_replica_times_out_and_the_other_finishes():

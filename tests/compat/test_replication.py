@@ -17,7 +17,7 @@ import time
 import pytest
 import redis
 
-from servers import start_redis, start_volley
+from servers import start_redis, start_volley, wait_for
 from .conftest import value_of
 
 DBS = (0, 5)
@@ -212,13 +212,6 @@ def test_wait_counts_acks_against_the_clients_own_last_write(kind):
         assert other.execute_command("WAIT", 1, 5000) == 1
 
 
-def wait_until(cond, what, timeout=20):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
-
-
 def serves(r, key, want):
     """Whether `key` reads as `want` now (False while the server loads)."""
     try:
@@ -243,12 +236,12 @@ def test_swapdb_loading_keeps_old_data_until_the_snapshot_is_in():
         r.replicaof("127.0.0.1", primary.port)
         # Polled together: the loading state follows the link thread once
         # per cron tick.
-        wait_until(lambda: r.info("persistence")["loading"] == 1 and r.info("persistence")["async_loading"] == 0
+        wait_for(lambda: r.info("persistence")["loading"] == 1 and r.info("persistence")["async_loading"] == 0
                    and not serves(r, "mine", b"old"), "never loading with reads refused")
         p.client_kill_filter(_type="replica")  # the transfer fails
         # The replica retries a second later and loads again (the delay is
         # still on): the old data must be back in between.
-        wait_until(lambda: serves(r, "mine", b"old") and r.dbsize() == 1, "old data never back")
+        wait_for(lambda: serves(r, "mine", b"old") and r.dbsize() == 1, "old data never back")
         p.config_set("rdb-key-save-delay", 0)
         wait_synced(primary, rep)
         assert r.dbsize() == 200 and r.get("mine") is None
@@ -261,7 +254,7 @@ def test_swapdb_loading_keeps_old_data_until_the_snapshot_is_in():
         for i in range(4):
             pipe.set(f"big{i}", "A" * 16384)
         pipe.execute()
-        wait_until(lambda: r.info("persistence")["async_loading"] == 1, "never async_loading")
+        wait_for(lambda: r.info("persistence")["async_loading"] == 1, "never async_loading")
         assert r.get("mine") == b"again"
         with pytest.raises(redis.exceptions.BusyLoadingError):
             r.replicaof("no", "one")
@@ -284,7 +277,7 @@ def test_writable_replica_expires_its_own_keys_and_replica_buffers_are_counted()
         wait_synced(primary, rep)
         r.set("own", 1, px=100)
         r.set("own-kept", 1)
-        wait_until(lambda: r.dbsize() == 2, f"replica kept its own key: {r.keys()}")
+        wait_for(lambda: r.dbsize() == 2, f"replica kept its own key: {r.keys()}")
         assert r.exists("own-kept") == 1
         # A stalled replica's pending stream is mem_clients_slaves, not
         # counted for maxmemory (as Redis: the shared buffer beyond the

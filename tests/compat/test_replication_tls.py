@@ -5,24 +5,14 @@ through the replica's TLS connection, then the stream follows. The
 snapshot is several times the socket buffers, so the relay must wait for
 the replica to read (the transfer runs from the event loop, and PING keeps
 being answered meanwhile)."""
-import time
 
 import pytest
 import redis
 
-from servers import free_port, start_redis, start_volley
+from servers import free_port, start_redis, start_volley, wait_for
 from .conftest import make_certs, tls_server_args
 
 KEYS = 20000
-
-
-def wait_for(cond, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.mark.parametrize("diskless", ["yes", "no"])

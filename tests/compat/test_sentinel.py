@@ -25,22 +25,17 @@ import pytest
 import redis
 from redis.sentinel import Sentinel
 
+import servers
 from servers import free_port, start_redis, start_volley, volley_bin
 
 MASTER = "volleymaster"
 RUNS = int(os.environ.get("VOLLEY_FAILOVER_RUNS", "3"))
 
 
-def wait_for(what, cond, timeout=40, step=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if cond():
-                return
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
-            pass
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+def wait_for(what, cond, timeout=40):
+    """Errors while servers die, restart or change role count as not yet."""
+    servers.wait_for(cond, what, timeout=timeout, step=0.1,
+                     transient=(redis.ConnectionError, redis.TimeoutError, redis.ResponseError))
 
 
 class Proc:

@@ -120,3 +120,18 @@ def start_volley(*args):
 
 def start_redis(*args):
     return Server(redis_bin(), args)
+
+
+def wait_for(cond, what, timeout=60, step=0.05, transient=()):
+    """Poll `cond` until it is true; fail naming `what` after `timeout`
+    seconds. Exceptions of the `transient` types count as not yet (a
+    server that is restarting or loading)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if cond():
+                return
+        except transient:
+            pass
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
