@@ -62,6 +62,26 @@ def encrypt_key(certs):
     return out
 
 
+@pytest.mark.parametrize("cipher", ["-aes256", "-aes128", "-des3"])
+def test_legacy_encrypted_key_file(certs, cipher):
+    """A key in OpenSSL's traditional form (Proc-Type: 4,ENCRYPTED), as
+    OpenSSL 1.x wrote every encrypted key and 3.x does with -traditional."""
+    out = certs / f"server.key.legacy{cipher}"
+    subprocess.run(["openssl", "rsa", "-in", str(certs / "server.key"), "-out", str(out), "-traditional", cipher,
+                    "-passout", "pass:s3cret"], check=True, capture_output=True, timeout=30)
+    assert "Proc-Type: 4,ENCRYPTED" in out.read_text()
+    port = free_port()
+    with start_volley(*tls_server_args(certs, port)) as srv:
+        r = client(srv)
+        r.config_set("tls-key-file-pass", "wrong")
+        with pytest.raises(redis.ResponseError, match="Unable to update TLS"):
+            r.config_set("tls-key-file", str(out))
+        r.config_set("tls-key-file-pass", "s3cret")
+        r.config_set("tls-key-file", str(out))
+        assert r.config_get("tls-key-file")["tls-key-file"] == str(out)
+        assert tls_ping(certs, port) == "PONG"
+
+
 def tls_ping(certs, port):
     proc = subprocess.run(["redis-cli", "-p", str(port), "--tls", "--cacert", str(certs / "ca.crt"),
                            "--cert", str(certs / "client.crt"), "--key", str(certs / "client.key"), "PING"],

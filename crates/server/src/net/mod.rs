@@ -8,6 +8,7 @@ pub mod limits;
 mod listen;
 mod lookahead;
 pub mod outgoing;
+mod pem_legacy;
 pub mod protected;
 mod repl;
 mod signals;

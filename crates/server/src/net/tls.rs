@@ -7,9 +7,10 @@
 //! (rustls implements 1.2 and 1.3 only; naming them is an error that says
 //! so); X.509 v1 certificates, which webpki refuses, are checked by
 //! `x509v1` as OpenSSL accepts them; encrypted keys are read in PKCS#8
-//! form (`ENCRYPTED PRIVATE KEY`, OpenSSL 3's default), not in the legacy
-//! `Proc-Type: 4,ENCRYPTED` form; `tls-dh-params-file` is accepted and
-//! unused (rustls has no finite-field DH).
+//! form (`ENCRYPTED PRIVATE KEY`, OpenSSL 3's default) and in the legacy
+//! `Proc-Type: 4,ENCRYPTED` form with the CBC ciphers OpenSSL writes there
+//! (`pem_legacy`); `tls-dh-params-file` is accepted and unused (rustls has
+//! no finite-field DH).
 use std::io;
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
 
 use super::listen::bind_all;
+use super::pem_legacy;
 use super::tls_session;
 use super::tls_verify::{ClientCerts, ServerCerts};
 use super::x509v1::{self, V1Check};
@@ -70,17 +72,23 @@ fn load_certs(path: &str) -> io::Result<Vec<CertificateDer<'static>>> {
 /// A private key from a PEM file. An `ENCRYPTED PRIVATE KEY` (PKCS#8
 /// PBES2, what OpenSSL 3 writes for `openssl rsa -aes256 -passout ...`) is
 /// decrypted with `pass` (`tls-key-file-pass`), as OpenSSL's password
-/// callback does; without the right one the key cannot be loaded.
+/// callback does; without the right one the key cannot be loaded. So is
+/// a legacy `Proc-Type: 4,ENCRYPTED` key (`pem_legacy`).
 fn load_key(path: &str, pass: &str) -> io::Result<PrivateKeyDer<'static>> {
     let bad = |e: String| fail(format!("Failed to load private key: {path}: {e}"));
     let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let encrypted = b"-----BEGIN ENCRYPTED PRIVATE KEY-----";
-    let Some(at) = text.windows(encrypted.len()).position(|w| w == encrypted) else {
+    let at = text.windows(encrypted.len()).position(|w| w == encrypted);
+    let legacy = pem_legacy::is_encrypted(&text);
+    if at.is_none() && !legacy {
         return PrivateKeyDer::from_pem_slice(&text).map_err(|e| bad(e.to_string()));
-    };
+    }
     if pass.is_empty() {
         return Err(bad("the key is encrypted and no password is configured".into()));
     }
+    let Some(at) = at else {
+        return pem_legacy::decrypt(&text, pass).map_err(bad);
+    };
     let (_, der) = pkcs8::der::pem::decode_vec(&text[at..]).map_err(|e| bad(e.to_string()))?;
     let info = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice()).map_err(|e| bad(e.to_string()))?;
     let plain = info.decrypt(pass).map_err(|e| bad(format!("bad password or unsupported encryption ({e})")))?;
