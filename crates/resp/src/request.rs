@@ -7,6 +7,8 @@
 //! to the start of the frame, so the caller may move unconsumed bytes to the
 //! front of its buffer between calls.
 
+use crate::decimal::decimal_len;
+
 /// Longest inline command or multibulk header line Redis accepts (64 KiB).
 pub const INLINE_MAX_SIZE: usize = 64 * 1024;
 
@@ -54,6 +56,32 @@ impl Args {
         } else {
             &frame[s..e]
         }
+    }
+    /// The frame's bytes when they are exactly what
+    /// [`crate::encode_command`] writes for these arguments, so a caller
+    /// replaying the command (the AOF, replicas) copies them instead of
+    /// encoding it again. None for an inline or owned command, or when a
+    /// CRLF the parser skipped unchecked (as Redis does) is something else.
+    /// The parser already checked each `$` and that every length has plain
+    /// digits, so positions and CRLFs are all that is left to check.
+    pub fn canonical_frame<'a>(&self, frame: &'a [u8]) -> Option<&'a [u8]> {
+        if self.is_inline || self.ranges.is_empty() {
+            return None;
+        }
+        let crlf_at = |at: usize| frame.get(at..at + 2) == Some(b"\r\n");
+        let mut next = 1 + decimal_len(self.ranges.len() as i64);
+        if frame.first() != Some(&b'*') || !crlf_at(next) {
+            return None;
+        }
+        for &(start, end) in &self.ranges {
+            let header = next + 2;
+            next = end;
+            let body = header + 1 + decimal_len((end - start) as i64) + 2;
+            if start != body || frame.get(header) != Some(&b'$') || !crlf_at(start - 2) || !crlf_at(end) {
+                return None;
+            }
+        }
+        Some(&frame[..next + 2])
     }
     /// Arguments owned by this value (a command kept for later, e.g. a
     /// blocked command to re-run); read them with an empty frame.

@@ -252,3 +252,62 @@ fn whole_frames_with_unusual_lengths_are_left_to_the_resumable_scan() {
         fast_path_agrees(input, Limits::default()).unwrap();
     }
 }
+
+/// `canonical_frame` may only hand out bytes equal to the arguments'
+/// encoding (replay consumers copy them as that); both parser paths.
+fn canonical_frame_is_the_encoding(buf: &[u8]) -> Result<Option<bool>, TestCaseError> {
+    let mut copied = None;
+    for resumable in [false, true] {
+        let mut args = Args::default();
+        let mut p = RequestParser::new();
+        let parsed = if resumable {
+            p.parse_resumable(buf, &mut args, Limits::default())
+        } else {
+            p.parse(buf, &mut args, Limits::default())
+        };
+        let Ok(Parsed::Frame(n)) = parsed else { return Ok(None) };
+        let mut want = Vec::new();
+        resp::encode_command_parts(&mut want, (0..args.len()).map(|i| args.get(buf, i)));
+        let got = args.canonical_frame(buf);
+        if let Some(got) = got {
+            prop_assert_eq!(got, &want[..]);
+            prop_assert_eq!(got.len(), n);
+        }
+        copied = Some(got.is_some());
+    }
+    Ok(copied)
+}
+
+proptest! {
+    #[test]
+    fn canonical_frames_are_copied_exactly(
+        cmds in proptest::collection::vec(proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..14), 1..13), 1..3),
+        flips in proptest::collection::vec((any::<usize>(), prop::sample::select(b"0123456789-+*$\r\n x".to_vec())), 0..3),
+    ) {
+        let clean = encode_and_flip(&cmds, &[]);
+        prop_assert_eq!(canonical_frame_is_the_encoding(&clean)?, Some(true));
+        let input = encode_and_flip(&cmds, &flips);
+        canonical_frame_is_the_encoding(&input)?;
+    }
+}
+
+#[test]
+fn frames_the_parser_reads_leniently_are_not_copied() {
+    for input in [
+        &b"*1\r\n$4\r\nPINGxx"[..],
+        b"*1\rx$4\r\nPING\r\n",
+        b"*1\r\n$4\rxPING\r\n",
+        b"*2\r\n$3\r\nGET\r\n$1\r\nk\nx",
+        b"PING\r\n",
+        b"*0\r\n",
+    ] {
+        assert_eq!(
+            canonical_frame_is_the_encoding(input).unwrap(),
+            Some(false),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    assert_eq!(canonical_frame_is_the_encoding(b"*1\r\n$4\r\nPING\r\n*1").unwrap(), Some(true));
+    assert!(Args::from_parts([&b"PING"[..]]).canonical_frame(b"*1\r\n$4\r\nPING\r\n").is_none(), "owned arguments");
+}

@@ -474,7 +474,8 @@ pub(crate) fn call(ctx: &mut Ctx, id: registry::CommandId, spec: &'static Comman
     // Only a rise counts, as Redis's `call`: SAVE and SHUTDOWN reset the
     // counter, and must not reach the AOF or the replicas for it.
     let moved = ctx.srv.dirty > dirty_before;
-    let said = changes::end_command(ctx.srv, db, argv.iter_from(0), moved, outer);
+    let request = changes::Request { frame: argv.frame, args: argv.args };
+    let said = changes::end_command(ctx.srv, db, request, moved, outer);
     if !said && moved && ctx.srv.wants_keys() {
         for pos in written_keys(spec, argv) {
             ctx.srv.changes.touch(ctx.db, argv.get(pos), ctx.cid);

@@ -172,9 +172,10 @@ fn feed(srv: &mut Server, bytes: &[u8]) {
     if r.master.is_some() {
         return;
     }
-    push_stream(srv, bytes);
+    // One look-up of the replication state per hand-off (it is a
+    // downcast): this runs after every write command.
+    let offset = push(r, bytes);
     if let Some(cid) = srv.changes.origin {
-        let offset = state(srv).offset;
         if let Some(c) = srv.clients.get_mut(cid) {
             c.woff = offset;
         }
@@ -183,16 +184,22 @@ fn feed(srv: &mut Server, bytes: &[u8]) {
 
 /// Append bytes to the replication stream: the offset and the shared
 /// buffer, which the replicas' connections read from (see `stream`).
-/// Runs once per write command: one copy, whatever the replica count.
-#[inline]
 fn push_stream(srv: &mut Server, bytes: &[u8]) {
-    let r = state_mut(srv);
+    push(state_mut(srv), bytes);
+}
+
+/// [`push_stream`] on the state: runs once per write command, one copy
+/// whatever the replica count. Returns the new offset.
+#[inline]
+fn push(r: &mut Replication, bytes: &[u8]) -> i64 {
     r.offset += bytes.len() as i64;
-    let Some(b) = r.backlog.as_mut() else { return };
-    if b.feed(bytes) {
-        stream::block_added(r);
+    if let Some(b) = r.backlog.as_mut() {
+        if b.feed(bytes) {
+            stream::block_added(r);
+        }
+        r.fed = true;
     }
-    r.fed = true;
+    r.offset
 }
 
 /// The master client ran the command whose bytes are `raw`: count them

@@ -211,17 +211,11 @@ impl Changes {
     }
 
     /// Replay the command's own argv and/or its translation.
-    fn replay_command<'a>(
-        &mut self,
-        db: usize,
-        argv: impl ExactSizeIterator<Item = &'a [u8]>,
-        dirty_moved: bool,
-        mine: Option<Translation>,
-    ) {
+    fn replay_command(&mut self, db: usize, argv: Request, dirty_moved: bool, mine: Option<Translation>) {
         let Some(t) = mine else {
             if dirty_moved {
                 self.prelude(db);
-                resp::encode_command_parts(&mut self.out, argv);
+                argv.push_to(&mut self.out);
             }
             return;
         };
@@ -232,7 +226,7 @@ impl Changes {
         }
         if with_argv {
             self.prelude(db);
-            resp::encode_command_parts(&mut self.out, argv);
+            argv.push_to(&mut self.out);
         }
         for c in &t.cmds {
             self.prelude(db);
@@ -240,6 +234,27 @@ impl Changes {
         }
         if wrap {
             self.end_atomic();
+        }
+    }
+}
+
+/// The running command's arguments as the request parser left them: the
+/// frame they were parsed from (empty for owned arguments) and their table.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    pub frame: &'a [u8],
+    pub args: &'a resp::Args,
+}
+
+impl Request<'_> {
+    /// Append the command in the replay stream's encoding: the client's
+    /// own bytes when they already are exactly that (SET k v, INCR k: most
+    /// writes), which costs one copy instead of encoding every argument.
+    #[inline]
+    fn push_to(self, out: &mut Vec<u8>) {
+        match self.args.canonical_frame(self.frame) {
+            Some(raw) => out.extend_from_slice(raw),
+            None => resp::encode_command_parts(out, (0..self.args.len()).map(|i| self.args.get(self.frame, i))),
         }
     }
 }
@@ -301,10 +316,10 @@ impl Server {
 /// Returns whether the handler named the keys it changed. Inlined: with
 /// every consumer off this is a handful of loads on every command's path.
 #[inline]
-pub fn end_command<'a>(
+pub fn end_command(
     srv: &mut Server,
     db: usize,
-    argv: impl ExactSizeIterator<Item = &'a [u8]>,
+    argv: Request,
     dirty_moved: bool,
     outer: Option<OuterTranslation>,
 ) -> bool {
@@ -483,10 +498,30 @@ mod tests {
         c.selected_db = Some(0);
         c.also_replicate(&[b"PEXPIREAT", b"k", b"1"]);
         let mine = c.translation.take();
-        let argv: [&[u8]; 3] = [b"SET", b"k", b"v"];
-        c.replay_command(0, argv.iter().copied(), true, mine);
+        let args = resp::Args::from_parts([&b"SET"[..], b"k", b"v"]);
+        c.replay_command(0, Request { frame: &[], args: &args }, true, mine);
         let want = "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n\
                     *3\r\n$9\r\nPEXPIREAT\r\n$1\r\nk\r\n$1\r\n1\r\n*1\r\n$4\r\nEXEC\r\n";
+        assert_eq!(text(&c), want);
+    }
+
+    #[test]
+    fn a_request_is_copied_or_encoded_to_the_same_bytes() {
+        let sent = b"*3\r\n$3\r\nset\r\n$1\r\nk\r\n$2\r\nv1\r\n*1\r\n$4\r\nPING\r\n";
+        let lenient = b"*3\r\n$3\r\nset\r\n$1\r\nk\r\n$2\r\nv1xy";
+        let owned = resp::Args::from_parts([&b"set"[..], b"k", b"v1"]);
+        let want = "*3\r\n$3\r\nset\r\n$1\r\nk\r\n$2\r\nv1\r\n";
+        for frame in [&sent[..], &lenient[..], b"set k v1\r\n"] {
+            let mut args = resp::Args::default();
+            resp::RequestParser::new().parse(frame, &mut args, Default::default()).unwrap();
+            let mut c = replaying();
+            c.selected_db = Some(0);
+            c.replay_command(0, Request { frame, args: &args }, true, None);
+            assert_eq!(text(&c), want, "{:?}", String::from_utf8_lossy(frame));
+        }
+        let mut c = replaying();
+        c.selected_db = Some(0);
+        c.replay_command(0, Request { frame: &[], args: &owned }, true, None);
         assert_eq!(text(&c), want);
     }
 
