@@ -131,6 +131,10 @@ impl Changes {
         self.block_first = None;
         if self.multi_fed {
             self.multi_fed = false;
+            if let Some(db) = self.selected_db.filter(|_| self.split.diverged()) {
+                // Redis sends EXEC in the last command's db, to the AOF too.
+                self.select(db);
+            }
             resp::encode_command(&mut self.out, &[b"EXEC"]);
         }
     }
@@ -228,6 +232,9 @@ impl Changes {
                 let len = multi.len();
                 self.out.splice(at..at, multi);
                 self.split.shift(at, len);
+                if self.split.diverged() {
+                    self.aof_select_at(at);
+                }
             }
         }
     }

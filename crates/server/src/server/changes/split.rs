@@ -59,6 +59,7 @@ impl Split {
         }
         let (mut aof, mut replicas) = (Vec::with_capacity(out.len()), Vec::with_capacity(out.len()));
         let mut at = 0;
+        self.parts.sort_by_key(|(r, _)| r.start);
         for (r, only) in self.parts.drain(..) {
             aof.extend_from_slice(&out[at..r.start]);
             replicas.extend_from_slice(&out[at..r.start]);
@@ -89,6 +90,21 @@ impl Changes {
             self.split.parts.push((start..self.out.len(), only));
         }
         self.selected_db = Some(db);
+        self.split.aof_db = None;
+    }
+
+    /// MULTI went in at `at`, before a block's first command: Redis sends
+    /// it in that command's db (the replicas' now), so the AOF, elsewhere,
+    /// selects that db first.
+    #[cold]
+    pub(super) fn aof_select_at(&mut self, at: usize) {
+        let Some(db) = self.selected_db else { return };
+        let mut select = Vec::new();
+        resp::encode_command(&mut select, &[b"SELECT", db.to_string().as_bytes()]);
+        let len = select.len();
+        self.out.splice(at..at, select);
+        self.split.shift(at, len);
+        self.split.parts.push((at..at + len, Only::Aof));
         self.split.aof_db = None;
     }
 
@@ -177,8 +193,21 @@ mod tests {
         c.replay(0, &[b"INCR", b"x"]);
         c.end_atomic();
         let (aof, replicas) = apart(&mut c);
-        assert_eq!(aof, format!("{MULTI}{SEL0}{INCR}{EXEC}"));
+        assert_eq!(aof, format!("{SEL0}{MULTI}{INCR}{EXEC}"));
         assert_eq!(replicas, format!("{MULTI}{PUB}{INCR}{EXEC}"));
+    }
+
+    #[test]
+    fn exec_goes_in_the_last_commands_db_to_the_aof_too() {
+        let mut c = both();
+        c.begin_atomic();
+        c.replay(0, &[b"INCR", b"x"]);
+        publish(&mut c, 5);
+        c.end_atomic();
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL0}{MULTI}{INCR}{SEL5}{EXEC}"));
+        assert_eq!(replicas, format!("{SEL0}{MULTI}{INCR}{SEL5}{PUB}{EXEC}"));
+        assert!(!c.split.diverged());
     }
 
     #[test]
