@@ -83,8 +83,7 @@ impl Changes {
         let replicas = self.selected_db != Some(db);
         let aof = self.split.aof_db.map_or(replicas, |a| a != Some(db));
         let start = self.out.len();
-        let n = db.to_string();
-        resp::encode_command(&mut self.out, &[b"SELECT", n.as_bytes()]);
+        encode_select(&mut self.out, db);
         if aof != replicas {
             let only = if aof { Only::Aof } else { Only::Replicas };
             self.split.parts.push((start..self.out.len(), only));
@@ -100,7 +99,7 @@ impl Changes {
     pub(super) fn aof_select_at(&mut self, at: usize) {
         let Some(db) = self.selected_db else { return };
         let mut select = Vec::new();
-        resp::encode_command(&mut select, &[b"SELECT", db.to_string().as_bytes()]);
+        encode_select(&mut select, db);
         let len = select.len();
         self.out.splice(at..at, select);
         self.split.shift(at, len);
@@ -122,8 +121,7 @@ impl Changes {
         self.open_multi();
         if self.selected_db != Some(db) {
             let start = self.out.len();
-            let n = db.to_string();
-            resp::encode_command(&mut self.out, &[b"SELECT", n.as_bytes()]);
+            encode_select(&mut self.out, db);
             self.split.parts.push((start..self.out.len(), Only::Replicas));
             let aof_db = self.split.aof_db.unwrap_or(self.selected_db);
             self.selected_db = Some(db);
@@ -134,6 +132,10 @@ impl Changes {
         resp::encode_command_parts(&mut self.out, argv);
         self.split.parts.push((start..self.out.len(), Only::Replicas));
     }
+}
+
+fn encode_select(out: &mut Vec<u8>, db: usize) {
+    resp::encode_command(out, &[b"SELECT", db.to_string().as_bytes()]);
 }
 
 #[cfg(test)]
