@@ -17,7 +17,7 @@ import time
 import pytest
 import redis
 
-from servers import start_redis, start_volley
+from servers import start_redis, start_volley, wait_for
 
 # (db, command) run in order on the primary.
 COMMANDS = [
@@ -147,16 +147,10 @@ def pairings():
     ]
 
 
-def wait_synced(primary, replica):
-    p, r = (redis.Redis(host=s.host, port=s.port) for s in (primary, replica))
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        ri = r.info("replication")
-        if ri.get("master_link_status") == "up" and ri.get("slave_repl_offset") == p.info("replication")[
-                "master_repl_offset"]:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"replica never caught up: {r.info('replication')}")
+def synced(p, r):
+    ri = r.info("replication")
+    return ri.get("master_link_status") == "up" and ri.get("slave_repl_offset") == p.info("replication")[
+        "master_repl_offset"]
 
 
 @pytest.mark.parametrize("start_primary,start_replica", pairings())
@@ -164,11 +158,11 @@ def test_a_replicas_subscribers_hear_what_the_primary_publishes(start_primary, s
     with start_primary() as primary, start_replica() as replica:
         r = redis.Redis(host=replica.host, port=replica.port, protocol=2)
         r.execute_command("REPLICAOF", primary.host, primary.port)
-        wait_synced(primary, replica)
+        p = redis.Redis(host=primary.host, port=primary.port, protocol=2)
+        wait_for(lambda: synced(p, r), "the replica to catch up", 30)
         sub = r.pubsub()
         sub.subscribe("ch")
         sub.execute_command("SSUBSCRIBE", "sch")
-        p = redis.Redis(host=primary.host, port=primary.port, protocol=2)
         p.publish("ch", "plain")
         t = p.pipeline(transaction=True)
         t.publish("ch", "tx")
