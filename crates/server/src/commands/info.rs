@@ -303,7 +303,8 @@ fn stats(srv: &Server, s: &mut Section) {
     s.field("pubsub_channels", srv.pubsub.channel_count(Kind::Channel));
     s.field("pubsub_patterns", srv.pubsub.pattern_count());
     s.field("pubsubshard_channels", srv.pubsub.channel_count(Kind::Shard));
-    s.zeros(&["latest_fork_usec", "total_forks"]);
+    s.field("latest_fork_usec", srv.children.latest_fork_usec);
+    s.field("total_forks", srv.children.total_forks);
     s.zeros(&["migrate_cached_sockets", "slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses"]);
     s.zeros(&["active_defrag_key_hits", "active_defrag_key_misses", "total_active_defrag_time"]);
     s.field("current_active_defrag_time", 0);

@@ -157,6 +157,11 @@ fn publish_to(ctx: &mut Ctx, argv: &Argv, kind: Kind) {
     // A publisher subscribed to its own channel gets the message before
     // the reply (dispatch::execute puts it there).
     let receivers = ctx.srv.publish(argv.get(1), argv.get(2), kind);
+    // As Redis 7.0: replicas' subscribers hear it (the AOF does not keep
+    // it); in cluster mode the cluster bus carries it instead.
+    if !ctx.srv.config.cluster_enabled {
+        ctx.replicate_to_replicas_only();
+    }
     ctx.r.int(receivers as i64);
 }
 

@@ -226,6 +226,7 @@ fn config_resetstat(ctx: &mut Ctx, _argv: &Argv) {
     ctx.srv.evict.reset_stats();
     ctx.srv.lazyfree.reset_stats();
     ctx.srv.acl.denied = [0; 4];
+    (ctx.srv.children.total_forks, ctx.srv.children.latest_fork_usec) = (0, 0);
     crate::replication::reset_stats(ctx.srv);
     ctx.r.ok();
 }

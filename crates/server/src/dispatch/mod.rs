@@ -226,6 +226,11 @@ impl<'a> Ctx<'a> {
     pub fn replicate_nothing(&mut self) {
         self.srv.changes.replicate_nothing();
     }
+    /// This command replays to the replicas only, although it changed
+    /// nothing (PUBLISH: a replica's subscribers hear it too).
+    pub fn replicate_to_replicas_only(&mut self) {
+        self.srv.changes.replicate_to_replicas_only();
+    }
 }
 
 /// Run one command line for client `cid`, appending its reply to `out`,

@@ -21,10 +21,14 @@
 //!    by the handlers themselves, see `notify`);
 //! 4. WATCH and clients blocked on keys (here, in the server layer).
 //!
+//! PUBLISH goes to the replicas only, as in Redis 7.0 (see [`split`]).
+//!
 //! A consumer that is off costs one branch: nothing is encoded unless a
 //! replay consumer is installed, and no key is copied unless someone
 //! watches or waits for keys.
 use super::Server;
+
+mod split;
 
 /// A replay consumer: receives the encoded commands of one hand-off.
 pub type ReplayConsumer = fn(&mut Server, &[u8]);
@@ -46,6 +50,8 @@ struct Translation {
     replace: bool,
     /// Commands to replay (after the argv unless `replace`).
     cmds: Vec<Vec<Vec<u8>>>,
+    /// The argv goes to the replicas only (PUBLISH), changed dataset or not.
+    replicas_only: bool,
 }
 
 /// A key a command changed (`expired`: it was found expired and deleted).
@@ -75,6 +81,8 @@ pub struct Changes {
     /// MULTI goes there once a second command comes, as Redis 7.0 wraps
     /// only what propagates more than one command.
     block_first: Option<usize>,
+    /// Parts of `out` for one consumer only (empty but after a PUBLISH).
+    split: split::Split,
     /// Keys changed since the last hand-off (only while someone wants them).
     touched: Vec<Touched>,
     /// The running handler named the keys it changed (`Ctx::modified`).
@@ -97,6 +105,7 @@ impl Changes {
     /// a new file or stream and must not assume the previous database).
     pub fn reselect(&mut self) {
         self.selected_db = None;
+        self.split.reselect();
     }
 
     /// Open an atomic block: what is replayed until the matching
@@ -122,6 +131,10 @@ impl Changes {
         self.block_first = None;
         if self.multi_fed {
             self.multi_fed = false;
+            if let Some(db) = self.selected_db.filter(|_| self.split.diverged()) {
+                // Redis sends EXEC in the last command's db, to the AOF too.
+                self.select(db);
+            }
             resp::encode_command(&mut self.out, &[b"EXEC"]);
         }
     }
@@ -129,7 +142,7 @@ impl Changes {
     /// Replay `args` instead of the running command's argv.
     pub fn replicate_as(&mut self, args: &[&[u8]]) {
         if self.replaying() {
-            self.translation = Some(Translation { replace: true, cmds: vec![owned(args)] });
+            self.translation = Some(Translation { replace: true, cmds: vec![owned(args)], replicas_only: false });
         }
     }
 
@@ -145,7 +158,16 @@ impl Changes {
     /// dataset (its effects went out some other way).
     pub fn replicate_nothing(&mut self) {
         if self.replaying() {
-            self.translation = Some(Translation { replace: true, cmds: Vec::new() });
+            self.translation = Some(Translation { replace: true, cmds: Vec::new(), replicas_only: false });
+        }
+    }
+
+    /// Replay the running command's argv to the replicas only, although
+    /// it changed nothing (Redis's `forceCommandPropagation(c,
+    /// PROPAGATE_REPL)`: PUBLISH, so a replica's subscribers hear it).
+    pub fn replicate_to_replicas_only(&mut self) {
+        if self.consumers.replicas.is_some() {
+            self.translation = Some(Translation { replace: true, cmds: Vec::new(), replicas_only: true });
         }
     }
 
@@ -192,19 +214,35 @@ impl Changes {
     /// its first command once a second one comes (after the first's
     /// SELECT, so a block in one db holds only its commands).
     fn prelude(&mut self, db: usize) {
+        self.open_multi();
+        if self.selected_db != Some(db) || self.split.diverged() {
+            self.select(db);
+        }
+        self.mark_block_first();
+    }
+
+    /// Inside an atomic block whose first command went out: MULTI before it.
+    #[inline]
+    fn open_multi(&mut self) {
         if self.atomic_depth > 0 && !self.multi_fed {
             if let Some(at) = self.block_first {
                 self.multi_fed = true;
                 let mut multi = Vec::with_capacity(15);
                 resp::encode_command(&mut multi, &[b"MULTI"]);
+                let len = multi.len();
                 self.out.splice(at..at, multi);
+                self.split.shift(at, len);
+                if self.split.diverged() {
+                    self.aof_select_at(at);
+                }
             }
         }
-        if self.selected_db != Some(db) {
-            self.selected_db = Some(db);
-            let db = db.to_string();
-            resp::encode_command(&mut self.out, &[b"SELECT", db.as_bytes()]);
-        }
+    }
+
+    /// Inside an atomic block, the next command is its first: where MULTI
+    /// goes if a second comes.
+    #[inline]
+    fn mark_block_first(&mut self) {
         if self.atomic_depth > 0 && self.block_first.is_none() {
             self.block_first = Some(self.out.len());
         }
@@ -219,6 +257,9 @@ impl Changes {
             }
             return;
         };
+        if t.replicas_only {
+            return self.replay_to_replicas(db, argv);
+        }
         let with_argv = !t.replace && dirty_moved;
         let wrap = t.cmds.len() + usize::from(with_argv) > 1;
         if wrap {
@@ -403,7 +444,9 @@ fn hand_off(srv: &mut Server) {
         return;
     }
     let out = std::mem::take(&mut ch.out);
-    if !out.is_empty() {
+    if let Some((aof, replicas)) = ch.split.apart(&out) {
+        hand_off_apart(srv, &aof, &replicas);
+    } else if !out.is_empty() {
         if let Some(aof) = ch.consumers.aof {
             aof(srv, &out);
         }
@@ -423,6 +466,17 @@ fn hand_off(srv: &mut Server) {
             srv.tracking_invalidate(&t.key, t.by);
         }
         srv.touch_watched(t.db, &t.key);
+    }
+}
+
+/// A hand-off where the AOF and the replicas take different bytes.
+#[cold]
+fn hand_off_apart(srv: &mut Server, aof: &[u8], replicas: &[u8]) {
+    if let Some(consume) = srv.changes.consumers.aof.filter(|_| !aof.is_empty()) {
+        consume(srv, aof);
+    }
+    if let Some(consume) = srv.changes.consumers.replicas.filter(|_| !replicas.is_empty()) {
+        consume(srv, replicas);
     }
 }
 

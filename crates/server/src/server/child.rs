@@ -37,6 +37,10 @@ struct Running {
 #[derive(Default)]
 pub struct Children {
     running: Option<Running>,
+    /// Forks since start or CONFIG RESETSTAT (INFO `total_forks`).
+    pub total_forks: u64,
+    /// How long the parent spent in the last `fork` (INFO `latest_fork_usec`).
+    pub latest_fork_usec: u64,
 }
 
 impl Children {
@@ -56,6 +60,7 @@ impl Children {
         if self.running.is_some() {
             return Err(io::Error::other("a background child is already running"));
         }
+        let forking = Instant::now();
         // SAFETY: the server is single-threaded where it matters: the child
         // only reads the keyspace image and writes files, then `_exit`s.
         let pid = unsafe { libc::fork() };
@@ -73,6 +78,8 @@ impl Children {
             // SAFETY: leaving the child without unwinding the parent's state.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
+        self.total_forks += 1;
+        self.latest_fork_usec = forking.elapsed().as_micros() as u64;
         self.running = Some(Running { kind, pid, started: Instant::now() });
         Ok(pid)
     }

@@ -1,0 +1,227 @@
+//! Replay meant for the replicas only: Redis 7.0 propagates PUBLISH and
+//! SPUBLISH (outside cluster mode) to replicas but not to the AOF
+//! (`forceCommandPropagation(c, PROPAGATE_REPL)`), so subscribers of a
+//! replica hear what the primary's hear.
+//!
+//! The stream's bytes stay one buffer; the rare parts one consumer must
+//! not see are listed here, and a hand-off that has any gives each
+//! consumer its own copy. The AOF then keeps its own idea of the selected
+//! database, as Redis's `aof_selected_db` and `slaveseldb` are separate:
+//! a replicas-only `SELECT` does not move the AOF's, and the next command
+//! both take selects again for whichever of them is elsewhere. MULTI and
+//! EXEC of a block go to both, as Redis's `propagatePendingCommands`
+//! sends them with `PROPAGATE_AOF|PROPAGATE_REPL`.
+use super::Changes;
+
+/// The one consumer a part of the stream is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Only {
+    Aof,
+    Replicas,
+}
+
+/// Parts of `Changes::out` only one consumer takes, and the AOF's
+/// database while it differs from the replicas'.
+#[derive(Default)]
+pub(super) struct Split {
+    parts: Vec<(std::ops::Range<usize>, Only)>,
+    /// `Some(db)`: the AOF's selected database, which differs from
+    /// `Changes::selected_db` (the replicas'). `None`: they agree.
+    aof_db: Option<Option<usize>>,
+}
+
+impl Split {
+    /// Whether the AOF's database differs from the replicas'.
+    #[inline]
+    pub(super) fn diverged(&self) -> bool {
+        self.aof_db.is_some()
+    }
+
+    /// Both consumers start from no selected database.
+    pub(super) fn reselect(&mut self) {
+        self.aof_db = None;
+    }
+
+    /// MULTI of `len` bytes went in at `at`: later parts move along.
+    pub(super) fn shift(&mut self, at: usize, len: usize) {
+        for (r, _) in &mut self.parts {
+            if r.start >= at {
+                *r = r.start + len..r.end + len;
+            }
+        }
+    }
+
+    /// The stream as (what the AOF takes, what the replicas take), or
+    /// None when both take all of it.
+    pub(super) fn apart(&mut self, out: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+        if self.parts.is_empty() {
+            return None;
+        }
+        let (mut aof, mut replicas) = (Vec::with_capacity(out.len()), Vec::with_capacity(out.len()));
+        let mut at = 0;
+        self.parts.sort_by_key(|(r, _)| r.start);
+        for (r, only) in self.parts.drain(..) {
+            aof.extend_from_slice(&out[at..r.start]);
+            replicas.extend_from_slice(&out[at..r.start]);
+            match only {
+                Only::Aof => aof.extend_from_slice(&out[r.clone()]),
+                Only::Replicas => replicas.extend_from_slice(&out[r.clone()]),
+            }
+            at = r.end;
+        }
+        aof.extend_from_slice(&out[at..]);
+        replicas.extend_from_slice(&out[at..]);
+        Some((aof, replicas))
+    }
+}
+
+impl Changes {
+    /// SELECT `db` for whichever consumer is elsewhere (the shared path
+    /// when both are, the common case), after which both are in `db`.
+    #[cold]
+    pub(super) fn select(&mut self, db: usize) {
+        let replicas = self.selected_db != Some(db);
+        let aof = self.split.aof_db.map_or(replicas, |a| a != Some(db));
+        let start = self.out.len();
+        encode_select(&mut self.out, db);
+        if aof != replicas {
+            let only = if aof { Only::Aof } else { Only::Replicas };
+            self.split.parts.push((start..self.out.len(), only));
+        }
+        self.selected_db = Some(db);
+        self.split.aof_db = None;
+    }
+
+    /// MULTI went in at `at`, before a block's first command: Redis sends
+    /// it in that command's db (the replicas' now), so the AOF, elsewhere,
+    /// selects that db first.
+    #[cold]
+    pub(super) fn aof_select_at(&mut self, at: usize) {
+        let Some(db) = self.selected_db else { return };
+        let mut select = Vec::new();
+        encode_select(&mut select, db);
+        let len = select.len();
+        self.out.splice(at..at, select);
+        self.split.shift(at, len);
+        self.split.parts.push((at..at + len, Only::Aof));
+        self.split.aof_db = None;
+    }
+
+    /// Replay `argv` (run against `db`) to the replicas only. With no
+    /// replicas it is dropped; with no AOF it is an ordinary replay.
+    pub(super) fn replay_to_replicas<'a>(&mut self, db: usize, argv: impl ExactSizeIterator<Item = &'a [u8]>) {
+        if self.consumers.replicas.is_none() {
+            return;
+        }
+        if self.consumers.aof.is_none() {
+            self.prelude(db);
+            resp::encode_command_parts(&mut self.out, argv);
+            return;
+        }
+        self.open_multi();
+        if self.selected_db != Some(db) {
+            let start = self.out.len();
+            encode_select(&mut self.out, db);
+            self.split.parts.push((start..self.out.len(), Only::Replicas));
+            let aof_db = self.split.aof_db.unwrap_or(self.selected_db);
+            self.selected_db = Some(db);
+            self.split.aof_db = (aof_db != Some(db)).then_some(aof_db);
+        }
+        self.mark_block_first();
+        let start = self.out.len();
+        resp::encode_command_parts(&mut self.out, argv);
+        self.split.parts.push((start..self.out.len(), Only::Replicas));
+    }
+}
+
+fn encode_select(out: &mut Vec<u8>, db: usize) {
+    resp::encode_command(out, &[b"SELECT", db.to_string().as_bytes()]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Changes;
+
+    fn both() -> Changes {
+        let mut c = Changes::default();
+        c.consumers.aof = Some(|_, _| {});
+        c.consumers.replicas = Some(|_, _| {});
+        c
+    }
+
+    fn apart(c: &mut Changes) -> (String, String) {
+        let out = std::mem::take(&mut c.out);
+        let (a, r) = c.split.apart(&out).unwrap_or_else(|| (out.clone(), out.clone()));
+        (String::from_utf8_lossy(&a).into_owned(), String::from_utf8_lossy(&r).into_owned())
+    }
+
+    const SEL0: &str = "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n";
+    const SEL5: &str = "*2\r\n$6\r\nSELECT\r\n$1\r\n5\r\n";
+    const PUB: &str = "*3\r\n$7\r\nPUBLISH\r\n$1\r\nc\r\n$1\r\nm\r\n";
+    const INCR: &str = "*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n";
+    const MULTI: &str = "*1\r\n$5\r\nMULTI\r\n";
+    const EXEC: &str = "*1\r\n$4\r\nEXEC\r\n";
+
+    fn publish(c: &mut Changes, db: usize) {
+        let argv: [&[u8]; 3] = [b"PUBLISH", b"c", b"m"];
+        c.replay_to_replicas(db, argv.iter().copied());
+    }
+
+    #[test]
+    fn the_aof_gets_nothing_of_a_publish_nor_its_select() {
+        let mut c = both();
+        c.replay(0, &[b"INCR", b"x"]);
+        publish(&mut c, 5);
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL0}{INCR}"));
+        assert_eq!(replicas, format!("{SEL0}{INCR}{SEL5}{PUB}"));
+        // The AOF is still in db 0, the replicas in db 5.
+        c.replay(5, &[b"INCR", b"x"]);
+        c.replay(0, &[b"INCR", b"x"]);
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL5}{INCR}{SEL0}{INCR}"));
+        assert_eq!(replicas, format!("{INCR}{SEL0}{INCR}"));
+    }
+
+    #[test]
+    fn a_block_wraps_for_both_and_a_lone_publish_is_not_wrapped() {
+        let mut c = both();
+        c.begin_atomic();
+        publish(&mut c, 0);
+        c.end_atomic();
+        assert_eq!(apart(&mut c), (String::new(), format!("{SEL0}{PUB}")));
+        c.begin_atomic();
+        publish(&mut c, 0);
+        c.replay(0, &[b"INCR", b"x"]);
+        c.end_atomic();
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL0}{MULTI}{INCR}{EXEC}"));
+        assert_eq!(replicas, format!("{MULTI}{PUB}{INCR}{EXEC}"));
+    }
+
+    #[test]
+    fn exec_goes_in_the_last_commands_db_to_the_aof_too() {
+        let mut c = both();
+        c.begin_atomic();
+        c.replay(0, &[b"INCR", b"x"]);
+        publish(&mut c, 5);
+        c.end_atomic();
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL0}{MULTI}{INCR}{SEL5}{EXEC}"));
+        assert_eq!(replicas, format!("{SEL0}{MULTI}{INCR}{SEL5}{PUB}{EXEC}"));
+        assert!(!c.split.diverged());
+    }
+
+    #[test]
+    fn without_an_aof_it_is_an_ordinary_replay_and_without_replicas_nothing() {
+        let mut c = Changes::default();
+        c.consumers.replicas = Some(|_, _| {});
+        publish(&mut c, 0);
+        assert!(c.split.parts.is_empty());
+        assert_eq!(String::from_utf8_lossy(&c.out), format!("{SEL0}{PUB}"));
+        let mut c = Changes::default();
+        c.consumers.aof = Some(|_, _| {});
+        publish(&mut c, 0);
+        assert!(c.out.is_empty());
+    }
+}
