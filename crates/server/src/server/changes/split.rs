@@ -11,7 +11,7 @@
 //! both take selects again for whichever of them is elsewhere. MULTI and
 //! EXEC of a block go to both, as Redis's `propagatePendingCommands`
 //! sends them with `PROPAGATE_AOF|PROPAGATE_REPL`.
-use super::Changes;
+use super::{Changes, Request};
 
 /// The one consumer a part of the stream is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,13 +109,13 @@ impl Changes {
 
     /// Replay `argv` (run against `db`) to the replicas only. With no
     /// replicas it is dropped; with no AOF it is an ordinary replay.
-    pub(super) fn replay_to_replicas<'a>(&mut self, db: usize, argv: impl ExactSizeIterator<Item = &'a [u8]>) {
+    pub(super) fn replay_to_replicas(&mut self, db: usize, argv: Request) {
         if self.consumers.replicas.is_none() {
             return;
         }
         if self.consumers.aof.is_none() {
             self.prelude(db);
-            resp::encode_command_parts(&mut self.out, argv);
+            argv.push_to(&mut self.out);
             return;
         }
         self.open_multi();
@@ -129,7 +129,7 @@ impl Changes {
         }
         self.mark_block_first();
         let start = self.out.len();
-        resp::encode_command_parts(&mut self.out, argv);
+        argv.push_to(&mut self.out);
         self.split.parts.push((start..self.out.len(), Only::Replicas));
     }
 }
@@ -140,7 +140,7 @@ fn encode_select(out: &mut Vec<u8>, db: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Changes;
+    use super::super::{Changes, Request};
 
     fn both() -> Changes {
         let mut c = Changes::default();
@@ -163,8 +163,8 @@ mod tests {
     const EXEC: &str = "*1\r\n$4\r\nEXEC\r\n";
 
     fn publish(c: &mut Changes, db: usize) {
-        let argv: [&[u8]; 3] = [b"PUBLISH", b"c", b"m"];
-        c.replay_to_replicas(db, argv.iter().copied());
+        let args = resp::Args::from_parts([&b"PUBLISH"[..], b"c", b"m"]);
+        c.replay_to_replicas(db, Request { frame: &[], args: &args });
     }
 
     #[test]
