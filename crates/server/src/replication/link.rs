@@ -1,7 +1,8 @@
 //! A replica's way to its primary: a thread that connects, does the
 //! handshake (PING, AUTH, REPLCONF listening-port / ip-address / capa eof
 //! capa psync2, PSYNC), and for a full resync receives the snapshot into a
-//! file, `$<len>` or `$EOF:<mark>` framed. The event loop takes the result
+//! file, `$<len>` or `$EOF:<mark>` framed, or with `repl-diskless-load`
+//! decodes it straight into a keyspace (`socket_load`). The event loop takes the result
 //! (the socket, the snapshot, bytes of the stream already read) and goes
 //! on from there; meanwhile the thread's progress feeds INFO.
 //!
@@ -14,6 +15,8 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use super::socket_load::{self, Loaded, Logged, SocketLoad};
 
 /// A TLS session over a blocking socket, as the thread drives it.
 pub type TlsLink = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
@@ -74,12 +77,22 @@ pub struct LinkParams {
     pub timeout: Duration,
     /// `tls-replication yes`: the client context to connect with.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// `repl-diskless-load` applies: load off the socket, no file.
+    pub socket_load: Option<SocketLoad>,
+}
+
+/// Where a full resync's snapshot went.
+pub enum Snapshot {
+    /// Received into this file, to be loaded.
+    File(PathBuf),
+    /// Decoded off the link already.
+    Loaded(Box<Loaded>),
 }
 
 /// How PSYNC was answered, and what came with it.
 pub enum Outcome {
-    /// `+FULLRESYNC <replid> <offset>`: the snapshot is in this file.
-    Full { replid: String, offset: i64, rdb: PathBuf },
+    /// `+FULLRESYNC <replid> <offset>` and the snapshot.
+    Full { replid: String, offset: i64, rdb: Snapshot },
     /// `+CONTINUE [<replid>]`.
     Continue { replid: Option<String> },
 }
@@ -115,6 +128,7 @@ pub fn spawn(p: LinkParams) -> Shared {
     let mine = shared.clone();
     std::thread::spawn(move || {
         let result = run(&p, &mine).map_err(|e| match e.kind() {
+            _ if e.get_ref().is_some_and(|inner| inner.is::<Logged>()) => String::new(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => "Timeout connecting to the MASTER...".to_string(),
             _ => format!("Error condition on socket for SYNC: {e}"),
         });
@@ -202,7 +216,11 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
             g.last_io_ms = crate::server::unix_ms();
             g.replid = replid.clone();
         }
-        let rdb = receive_rdb(&mut r, p, progress)?;
+        let header = read_line(&mut r)?;
+        let rdb = match &p.socket_load {
+            Some(load) => Snapshot::Loaded(Box::new(socket_load::receive(&mut r, &header, load, progress)?)),
+            None => Snapshot::File(receive_rdb(&mut r, &header, p, progress)?),
+        };
         Outcome::Full { replid, offset, rdb }
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let id = rest.trim();
@@ -235,8 +253,7 @@ fn read_line(r: &mut impl BufRead) -> io::Result<String> {
 }
 
 /// Receive the snapshot into `dir/temp-<pid>.<n>.rdb`.
-fn receive_rdb(r: &mut BufReader<LinkStream>, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
-    let header = read_line(r)?;
+fn receive_rdb(r: &mut BufReader<LinkStream>, header: &str, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
     let path = p.dir.join(format!("temp-repl-{}.rdb", std::process::id()));
     let mut file = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
     let note = |total: i64, read: i64| {

@@ -22,6 +22,7 @@ mod link;
 mod primary;
 mod relay;
 mod replica;
+mod socket_load;
 mod stream;
 mod transfer;
 
