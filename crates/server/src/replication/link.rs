@@ -110,6 +110,8 @@ pub struct Handoff {
 pub struct Progress {
     /// Receiving the snapshot (`master_sync_in_progress`).
     pub transferring: bool,
+    /// Decoding it off the socket (Redis's `loading` starts there).
+    pub loading: bool,
     pub total: i64,
     pub read: i64,
     pub last_io_ms: i64,
@@ -134,6 +136,7 @@ pub fn spawn(p: LinkParams) -> Shared {
         });
         if let Ok(mut g) = mine.lock() {
             g.transferring = false;
+            g.loading = false;
             g.result = Some(result);
         }
     });

@@ -394,6 +394,7 @@ pub fn replica_lines(srv: &Server, now_ms: i64) -> Vec<String> {
         .map(|x| {
             let st = match x.state {
                 ReplicaState::WaitBgsave => "wait_bgsave",
+                ReplicaState::Transfer if super::transfer::child_running_for(srv, x.slot) => "wait_bgsave",
                 ReplicaState::Transfer => "send_bulk",
                 ReplicaState::Online => "online",
             };

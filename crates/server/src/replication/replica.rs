@@ -109,12 +109,13 @@ impl MasterState {
 /// `on-empty-db` into an empty keyspace) blocks clients, except a
 /// `swapdb` load of our own history (same replication id: a full sync
 /// after a failed PSYNC), which keeps serving the old data meanwhile.
+/// Loading starts with the snapshot's first bytes, not at +FULLRESYNC.
 /// The thread loads into a keyspace aside, so the old data is intact
 /// either way until the new one is swapped in.
 pub fn loading(srv: &Server) -> Loading {
     let Some(m) = state(srv).master.as_ref() else { return Loading::No };
     let Link::Syncing(p) = &m.link else { return Loading::No };
-    let Some(replid) = p.lock().ok().filter(|g| g.transferring).map(|g| g.replid.clone()) else { return Loading::No };
+    let Some(replid) = p.lock().ok().filter(|g| g.loading).map(|g| g.replid.clone()) else { return Loading::No };
     match m.socket_load {
         Some(true) if replid == srv.replid => Loading::Async,
         Some(_) => Loading::Blocking,
