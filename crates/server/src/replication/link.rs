@@ -117,6 +117,8 @@ pub struct Progress {
     pub last_io_ms: i64,
     /// PSYNC got an answer other than FULLRESYNC or CONTINUE.
     pub psync_refused: bool,
+    /// It failed after +FULLRESYNC: Redis reconnects at once then.
+    pub failed_in_transfer: bool,
     /// The primary's replication id from +FULLRESYNC.
     pub replid: String,
     pub result: Option<Result<Handoff, String>>,
@@ -135,6 +137,7 @@ pub fn spawn(p: LinkParams) -> Shared {
             _ => format!("Error condition on socket for SYNC: {e}"),
         });
         if let Ok(mut g) = mine.lock() {
+            g.failed_in_transfer = g.transferring && result.is_err();
             g.transferring = false;
             g.loading = false;
             g.result = Some(result);

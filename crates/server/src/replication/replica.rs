@@ -317,15 +317,24 @@ pub struct MasterLinkReady(Handoff);
 pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
     let m = state_mut(srv).master.as_mut()?;
     let Link::Syncing(shared) = &m.link else { return None };
-    let (result, refused) = {
+    let (result, refused, in_transfer) = {
         let mut g = shared.lock().ok()?;
-        (g.result.take()?, g.psync_refused)
+        (g.result.take()?, g.psync_refused, g.failed_in_transfer)
     };
     if let Err(e) = &result {
         if !e.is_empty() {
             crate::log_at!(Warning, "{e}");
         }
-        m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
+        // As Redis's cancelReplicationHandshake(1): a transfer that broke
+        // is retried at once, a failed handshake at the next second.
+        let now = crate::server::unix_ms();
+        let retry_at = if in_transfer {
+            crate::log_at!(Notice, "Reconnecting to MASTER {}:{} after failure", m.host, m.port);
+            now
+        } else {
+            now + 1000
+        };
+        m.link = Link::Down { retry_at };
     }
     srv.denials.loading = Loading::No;
     if result.is_err() && refused && state(srv).handover.asking {
