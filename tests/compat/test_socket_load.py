@@ -11,21 +11,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from servers import start_redis, start_volley
+from servers import start_redis, start_volley, wait_for
 
 from .conftest import value_of
 
 KEYS = 400
 LIB = "#!lua name=lib\nredis.register_function('f', function() return '%s' end)"
-
-
-def wait_for(cond, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def fill(p):
