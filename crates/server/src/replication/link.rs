@@ -119,12 +119,26 @@ pub struct Progress {
     pub psync_refused: bool,
     /// It failed after +FULLRESYNC: Redis reconnects at once then.
     pub failed_in_transfer: bool,
+    /// The socket, for [`cancel`] to shut down.
+    pub sock: Option<TcpStream>,
+    /// The link was given up (REPLICAOF): its failure is no news.
+    pub cancelled: bool,
     /// The primary's replication id from +FULLRESYNC.
     pub replid: String,
     pub result: Option<Result<Handoff, String>>,
 }
 
 pub type Shared = Arc<Mutex<Progress>>;
+
+/// Give up a running handshake: its blocked reads and writes fail now.
+pub fn cancel(p: &Shared) {
+    if let Ok(mut g) = p.lock() {
+        g.cancelled = true;
+        if let Some(s) = g.sock.take() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
 
 /// Start the thread; its result appears in the returned progress.
 pub fn spawn(p: LinkParams) -> Shared {
@@ -140,6 +154,7 @@ pub fn spawn(p: LinkParams) -> Shared {
             g.failed_in_transfer = g.transferring && result.is_err();
             g.transferring = false;
             g.loading = false;
+            g.sock = None;
             g.result = Some(result);
         }
     });
@@ -171,6 +186,12 @@ fn secure(p: &LinkParams, sock: TcpStream) -> io::Result<LinkStream> {
 
 fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
     let sock = connect(p)?;
+    if let Ok(mut g) = progress.lock() {
+        if g.cancelled {
+            return Err(io::Error::other("cancelled"));
+        }
+        g.sock = sock.try_clone().ok();
+    }
     sock.set_read_timeout(Some(p.timeout))?;
     sock.set_write_timeout(Some(p.timeout))?;
     sock.set_nodelay(true)?;

@@ -155,6 +155,12 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
         sent: 0,
         stream_on_ack: false,
     };
+    let bad_offset = |off: &[u8]| std::str::from_utf8(off).ok().and_then(|o| o.parse::<i64>().ok()).is_none();
+    if psync.is_some_and(|(_, off)| bad_offset(off)) {
+        let name = format!("{}:{}", replica.ip(srv), replica.listening_port);
+        crate::log_at!(Warning, "Replica {name} asks for synchronization but with a wrong offset");
+        return Err("ERR value is not an integer or out of range".into());
+    }
     if let Some(c) = srv.clients.get_mut(cid) {
         c.role = ClientRole::Replica;
     }

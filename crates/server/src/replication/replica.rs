@@ -151,8 +151,8 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
         srv.blocking
             .fail_all("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
     }
-    // Sub-replicas must follow the new history: they reconnect and PSYNC.
-    kill_replicas(srv);
+    // Sub-replicas stay, as Redis 7.0: they may continue our stream if the
+    // new primary continues us; a full sync or a new replid drops them.
     let r = state_mut(srv);
     let offset = r.offset;
     r.master = Some(MasterState {
@@ -203,15 +203,20 @@ fn kill_replicas(srv: &mut Server) {
     srv.pending_kills.extend(slots);
 }
 
-/// Close the master client (if connected); a running handshake thread is
-/// left to finish on its own and its result ignored.
+/// Close the master client (if connected), or cut a running handshake's
+/// socket (the primary sees us go at once, as Redis's
+/// cancelReplicationHandshake); that thread's result is ignored.
 fn drop_link(srv: &mut Server) {
     srv.denials.loading = Loading::No;
-    if let Some(m) = state_mut(srv).master.as_mut() {
-        if let Link::Connected { slot } = m.link {
-            srv.pending_kills.push(slot);
+    let mut kill = None;
+    if let Some(m) = state(srv).master.as_ref() {
+        match &m.link {
+            Link::Connected { slot } => kill = Some(*slot),
+            Link::Syncing(p) => link::cancel(p),
+            Link::Down { .. } => {}
         }
     }
+    srv.pending_kills.extend(kill);
     if let Some(m) = state_mut(srv).master.as_mut() {
         m.link = Link::Down { retry_at: 0 };
     }

@@ -136,6 +136,9 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
             Err(e) => e,
         },
         Err(e) => {
+            if progress.lock().is_ok_and(|g| g.cancelled) {
+                return Err(io::Error::other(Logged));
+            }
             report(&e, feed.broken);
             io::Error::other(e.msg)
         }
