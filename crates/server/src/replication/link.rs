@@ -130,6 +130,26 @@ pub struct Progress {
 
 pub type Shared = Arc<Mutex<Progress>>;
 
+impl socket_load::Watch for Shared {
+    fn started(&self) {
+        if let Ok(mut g) = self.lock() {
+            g.loading = true;
+        }
+    }
+
+    fn read(&self, total: i64, read: u64) {
+        if let Ok(mut g) = self.lock() {
+            g.total = total;
+            g.read = read as i64;
+            g.last_io_ms = crate::server::unix_ms();
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.lock().is_ok_and(|g| g.cancelled)
+    }
+}
+
 /// Give up a running handshake: its blocked reads and writes fail now.
 pub fn cancel(p: &Shared) {
     if let Ok(mut g) = p.lock() {

@@ -392,15 +392,16 @@ pub fn good_replicas_if_enforced(srv: &Server, now_ms: i64) -> Option<i64> {
     Some(state(srv).replicas.iter().filter(|x| x.online() && (now_ms - x.ack_ms) / 1000 <= lag).count() as i64)
 }
 
-/// INFO's `slaveN:` lines.
-pub fn replica_lines(srv: &Server, now_ms: i64) -> Vec<String> {
+/// INFO's `slaveN:` lines; `child_writing` says whether a replica's
+/// snapshot is still being written (`wait_bgsave` until it is).
+pub fn replica_lines(srv: &Server, now_ms: i64, child_writing: impl Fn(usize) -> bool) -> Vec<String> {
     state(srv)
         .replicas
         .iter()
         .map(|x| {
             let st = match x.state {
                 ReplicaState::WaitBgsave => "wait_bgsave",
-                ReplicaState::Transfer if super::transfer::child_running_for(srv, x.slot) => "wait_bgsave",
+                ReplicaState::Transfer if child_writing(x.slot) => "wait_bgsave",
                 ReplicaState::Transfer => "send_bulk",
                 ReplicaState::Online => "online",
             };

@@ -13,7 +13,6 @@
 //! half-built keyspace, dropped on the thread; the old data never changed.
 use std::io::{self, BufRead, Read};
 
-use super::link::Shared;
 use crate::config::Config;
 use crate::engine::Keyspace;
 use crate::persistence::{LoadError, LoadStats};
@@ -31,6 +30,17 @@ pub struct Loaded {
     pub keyspace: Keyspace,
     pub stats: LoadStats,
     pub swapdb: bool,
+}
+
+/// What the thread reports while it loads (the link's progress, which
+/// INFO reads).
+pub trait Watch {
+    /// Decoding has started (`loading` begins).
+    fn started(&self);
+    /// `read` of `total` bytes (-1: unknown) are in.
+    fn read(&self, total: i64, read: u64);
+    /// The link was given up: its failure is no news.
+    fn cancelled(&self) -> bool;
 }
 
 /// A failure the thread has logged as Redis does; nothing more to say.
@@ -54,18 +64,14 @@ struct Feed<'a, R> {
     read: u64,
     noted: u64,
     total: i64,
-    progress: &'a Shared,
+    progress: &'a dyn Watch,
     broken: bool,
 }
 
 impl<R: Read> Feed<'_, R> {
     fn note(&mut self) {
         self.noted = self.read;
-        if let Ok(mut g) = self.progress.lock() {
-            g.total = self.total;
-            g.read = self.read as i64;
-            g.last_io_ms = crate::server::unix_ms();
-        }
+        self.progress.read(self.total, self.read);
     }
 }
 
@@ -102,7 +108,7 @@ impl<R: Read> Read for Feed<'_, R> {
 
 /// Decode the snapshot whose bulk header is `header` off `r` into a new
 /// keyspace. A failure is logged here with Redis's lines.
-pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress: &Shared) -> io::Result<Loaded> {
+pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress: &dyn Watch) -> io::Result<Loaded> {
     let (mark, left) = if let Some(mark) = header.strip_prefix("$EOF:") {
         if mark.len() != 40 {
             return Err(io::Error::other("bad EOF mark from master"));
@@ -118,9 +124,7 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
     }
     crate::log_at!(Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
     let total = left.map_or(-1, |l| l as i64);
-    if let Ok(mut g) = progress.lock() {
-        g.loading = true;
-    }
+    progress.started();
     let mut feed = Feed { inner: r, left, read: 0, noted: 0, total, progress, broken: false };
     feed.note();
     let mut keyspace = Keyspace::new(load.cfg.databases.max(1));
@@ -136,7 +140,7 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
             Err(e) => e,
         },
         Err(e) => {
-            if progress.lock().is_ok_and(|g| g.cancelled) {
+            if progress.cancelled() {
                 return Err(io::Error::other(Logged));
             }
             report(&e, feed.broken);
