@@ -681,6 +681,17 @@ impl Keyspace {
         std::mem::swap(&mut x.expire_cursor, &mut y.expire_cursor);
     }
 
+    /// Exchange every db's data with `other`'s (a snapshot loaded aside
+    /// replaces ours in O(1)); like [`Keyspace::swap`], each db's settings
+    /// and statistics stay where they are.
+    pub fn swap_data(&mut self, other: &mut Keyspace) {
+        for (x, y) in self.dbs.iter_mut().zip(other.dbs.iter_mut()) {
+            std::mem::swap(&mut x.dict, &mut y.dict);
+            std::mem::swap(&mut x.expires, &mut y.expires);
+            std::mem::swap(&mut x.expire_cursor, &mut y.expire_cursor);
+        }
+    }
+
     pub fn total_keys(&self) -> usize {
         self.dbs.iter().map(Db::len).sum()
     }

@@ -9,10 +9,12 @@ pub mod rdb;
 pub use aof::{async_commit, before_reply, before_sleep, commit_in_flight, committed_epoch, defer_group_commit};
 pub use aof::{debug_loadaof, set_enabled as set_aof_enabled, set_waker, start_commit, wait_commits};
 pub use rdb::dump::{dump_value, restore_value, DumpError};
+pub use rdb::load::{load_with as load_rdb_stream, LoadError, LoadStats};
 pub use rdb::save::ReplAux;
 pub use rdb::take_loaded_expired;
 pub use rdb::write_for_replicas;
-pub use rdb::{after_flushall, change_dir, debug_reload, load_from_primary, loaded_position, save_for_replicas};
+pub use rdb::{after_flushall, change_dir, debug_reload, finish_socket_load, load_from_primary, loaded_position};
+pub use rdb::{remove_temp as remove_temp_rdb, save_for_replicas};
 
 use std::io;
 

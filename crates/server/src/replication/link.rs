@@ -1,7 +1,8 @@
 //! A replica's way to its primary: a thread that connects, does the
 //! handshake (PING, AUTH, REPLCONF listening-port / ip-address / capa eof
 //! capa psync2, PSYNC), and for a full resync receives the snapshot into a
-//! file, `$<len>` or `$EOF:<mark>` framed. The event loop takes the result
+//! file, `$<len>` or `$EOF:<mark>` framed, or with `repl-diskless-load`
+//! decodes it straight into a keyspace (`socket_load`). The event loop takes the result
 //! (the socket, the snapshot, bytes of the stream already read) and goes
 //! on from there; meanwhile the thread's progress feeds INFO.
 //!
@@ -14,6 +15,8 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use super::socket_load::{self, Loaded, Logged, SocketLoad};
 
 /// A TLS session over a blocking socket, as the thread drives it.
 pub type TlsLink = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
@@ -74,12 +77,22 @@ pub struct LinkParams {
     pub timeout: Duration,
     /// `tls-replication yes`: the client context to connect with.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// `repl-diskless-load` applies: load off the socket, no file.
+    pub socket_load: Option<SocketLoad>,
+}
+
+/// Where a full resync's snapshot went.
+pub enum Snapshot {
+    /// Received into this file, to be loaded.
+    File(PathBuf),
+    /// Decoded off the link already.
+    Loaded(Box<Loaded>),
 }
 
 /// How PSYNC was answered, and what came with it.
 pub enum Outcome {
-    /// `+FULLRESYNC <replid> <offset>`: the snapshot is in this file.
-    Full { replid: String, offset: i64, rdb: PathBuf },
+    /// `+FULLRESYNC <replid> <offset>` and the snapshot.
+    Full { replid: String, offset: i64, rdb: Snapshot },
     /// `+CONTINUE [<replid>]`.
     Continue { replid: Option<String> },
 }
@@ -97,11 +110,19 @@ pub struct Handoff {
 pub struct Progress {
     /// Receiving the snapshot (`master_sync_in_progress`).
     pub transferring: bool,
+    /// Decoding it off the socket (Redis's `loading` starts there).
+    pub loading: bool,
     pub total: i64,
     pub read: i64,
     pub last_io_ms: i64,
     /// PSYNC got an answer other than FULLRESYNC or CONTINUE.
     pub psync_refused: bool,
+    /// It failed after +FULLRESYNC: Redis reconnects at once then.
+    pub failed_in_transfer: bool,
+    /// The socket, for [`cancel`] to shut down.
+    pub sock: Option<TcpStream>,
+    /// The link was given up (REPLICAOF): its failure is no news.
+    pub cancelled: bool,
     /// The primary's replication id from +FULLRESYNC.
     pub replid: String,
     pub result: Option<Result<Handoff, String>>,
@@ -109,17 +130,51 @@ pub struct Progress {
 
 pub type Shared = Arc<Mutex<Progress>>;
 
+impl socket_load::Watch for Shared {
+    fn started(&self) {
+        if let Ok(mut g) = self.lock() {
+            g.loading = true;
+        }
+    }
+
+    fn read(&self, total: i64, read: u64) {
+        if let Ok(mut g) = self.lock() {
+            g.total = total;
+            g.read = read as i64;
+            g.last_io_ms = crate::server::unix_ms();
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.lock().is_ok_and(|g| g.cancelled)
+    }
+}
+
+/// Give up a running handshake: its blocked reads and writes fail now.
+pub fn cancel(p: &Shared) {
+    if let Ok(mut g) = p.lock() {
+        g.cancelled = true;
+        if let Some(s) = g.sock.take() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
 /// Start the thread; its result appears in the returned progress.
 pub fn spawn(p: LinkParams) -> Shared {
     let shared: Shared = Arc::default();
     let mine = shared.clone();
     std::thread::spawn(move || {
         let result = run(&p, &mine).map_err(|e| match e.kind() {
+            _ if e.get_ref().is_some_and(|inner| inner.is::<Logged>()) => String::new(),
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => "Timeout connecting to the MASTER...".to_string(),
             _ => format!("Error condition on socket for SYNC: {e}"),
         });
         if let Ok(mut g) = mine.lock() {
+            g.failed_in_transfer = g.transferring && result.is_err();
             g.transferring = false;
+            g.loading = false;
+            g.sock = None;
             g.result = Some(result);
         }
     });
@@ -151,6 +206,12 @@ fn secure(p: &LinkParams, sock: TcpStream) -> io::Result<LinkStream> {
 
 fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
     let sock = connect(p)?;
+    if let Ok(mut g) = progress.lock() {
+        if g.cancelled {
+            return Err(io::Error::other("cancelled"));
+        }
+        g.sock = sock.try_clone().ok();
+    }
     sock.set_read_timeout(Some(p.timeout))?;
     sock.set_write_timeout(Some(p.timeout))?;
     sock.set_nodelay(true)?;
@@ -202,7 +263,11 @@ fn run(p: &LinkParams, progress: &Shared) -> io::Result<Handoff> {
             g.last_io_ms = crate::server::unix_ms();
             g.replid = replid.clone();
         }
-        let rdb = receive_rdb(&mut r, p, progress)?;
+        let header = read_line(&mut r)?;
+        let rdb = match &p.socket_load {
+            Some(load) => Snapshot::Loaded(Box::new(socket_load::receive(&mut r, &header, load, progress)?)),
+            None => Snapshot::File(receive_rdb(&mut r, &header, p, progress)?),
+        };
         Outcome::Full { replid, offset, rdb }
     } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
         let id = rest.trim();
@@ -235,8 +300,7 @@ fn read_line(r: &mut impl BufRead) -> io::Result<String> {
 }
 
 /// Receive the snapshot into `dir/temp-<pid>.<n>.rdb`.
-fn receive_rdb(r: &mut BufReader<LinkStream>, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
-    let header = read_line(r)?;
+fn receive_rdb(r: &mut BufReader<LinkStream>, header: &str, p: &LinkParams, progress: &Shared) -> io::Result<PathBuf> {
     let path = p.dir.join(format!("temp-repl-{}.rdb", std::process::id()));
     let mut file = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
     let note = |total: i64, read: i64| {

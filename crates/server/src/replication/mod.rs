@@ -22,6 +22,7 @@ mod link;
 mod primary;
 mod relay;
 mod replica;
+mod socket_load;
 mod stream;
 mod transfer;
 
@@ -268,7 +269,9 @@ pub fn info_fields(srv: &Server, now_ms: i64) -> Vec<(String, String)> {
     if let Some(good) = primary::good_replicas_if_enforced(srv, now_ms) {
         add("min_slaves_good_slaves", good.to_string());
     }
-    for (i, line) in primary::replica_lines(srv, now_ms).into_iter().enumerate() {
+    for (i, line) in
+        primary::replica_lines(srv, now_ms, |slot| transfer::child_running_for(srv, slot)).into_iter().enumerate()
+    {
         add(&format!("slave{i}"), line);
     }
     add("master_failover_state", failover::state_name(srv).into());

@@ -155,6 +155,12 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
         sent: 0,
         stream_on_ack: false,
     };
+    let bad_offset = |off: &[u8]| std::str::from_utf8(off).ok().and_then(|o| o.parse::<i64>().ok()).is_none();
+    if psync.is_some_and(|(_, off)| bad_offset(off)) {
+        let name = format!("{}:{}", replica.ip(srv), replica.listening_port);
+        crate::log_at!(Warning, "Replica {name} asks for synchronization but with a wrong offset");
+        return Err("ERR value is not an integer or out of range".into());
+    }
     if let Some(c) = srv.clients.get_mut(cid) {
         c.role = ClientRole::Replica;
     }
@@ -386,14 +392,16 @@ pub fn good_replicas_if_enforced(srv: &Server, now_ms: i64) -> Option<i64> {
     Some(state(srv).replicas.iter().filter(|x| x.online() && (now_ms - x.ack_ms) / 1000 <= lag).count() as i64)
 }
 
-/// INFO's `slaveN:` lines.
-pub fn replica_lines(srv: &Server, now_ms: i64) -> Vec<String> {
+/// INFO's `slaveN:` lines; `child_writing` says whether a replica's
+/// snapshot is still being written (`wait_bgsave` until it is).
+pub fn replica_lines(srv: &Server, now_ms: i64, child_writing: impl Fn(usize) -> bool) -> Vec<String> {
     state(srv)
         .replicas
         .iter()
         .map(|x| {
             let st = match x.state {
                 ReplicaState::WaitBgsave => "wait_bgsave",
+                ReplicaState::Transfer if child_writing(x.slot) => "wait_bgsave",
                 ReplicaState::Transfer => "send_bulk",
                 ReplicaState::Online => "online",
             };

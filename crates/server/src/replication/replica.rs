@@ -3,7 +3,8 @@
 //! every second, and the promotion that REPLICAOF NO ONE is.
 use std::time::Duration;
 
-use super::link::{self, Handoff, LinkParams, Outcome, Shared};
+use super::link::{self, Handoff, LinkParams, Outcome, Shared, Snapshot};
+use super::socket_load::{Loaded, SocketLoad};
 use super::{cfg_num, cfg_str, ensure_backlog, state, state_mut};
 use crate::server::{Loading, Server};
 
@@ -30,6 +31,9 @@ pub struct MasterState {
     /// The db the primary's stream was in when the link dropped (a
     /// continued stream does not repeat its SELECT).
     stream_db: usize,
+    /// How the running handshake loads a snapshot off the socket:
+    /// `Some(true)` swapdb, `Some(false)` on-empty-db, `None` via a file.
+    socket_load: Option<bool>,
 }
 
 impl MasterState {
@@ -101,20 +105,21 @@ impl MasterState {
 }
 
 /// Whether the snapshot being received counts as loading, as Redis's
-/// `readSyncBulkPayload` decides: a diskless load (`swapdb`, or
+/// `readSyncBulkPayload` decides: a load off the socket (`swapdb`, or
 /// `on-empty-db` into an empty keyspace) blocks clients, except a
 /// `swapdb` load of our own history (same replication id: a full sync
 /// after a failed PSYNC), which keeps serving the old data meanwhile.
-/// Our transfer always lands in a file first and the old data stays
-/// until it is complete, which is what `swapdb` keeps.
+/// Loading starts with the snapshot's first bytes, not at +FULLRESYNC.
+/// The thread loads into a keyspace aside, so the old data is intact
+/// either way until the new one is swapped in.
 pub fn loading(srv: &Server) -> Loading {
-    let Some(Link::Syncing(p)) = state(srv).master.as_ref().map(|m| &m.link) else { return Loading::No };
-    let Some(replid) = p.lock().ok().filter(|g| g.transferring).map(|g| g.replid.clone()) else { return Loading::No };
-    match cfg_str(srv, "repl-diskless-load").as_str() {
-        "swapdb" if replid == srv.replid => Loading::Async,
-        "swapdb" => Loading::Blocking,
-        "on-empty-db" if srv.keyspace.total_keys() == 0 => Loading::Blocking,
-        _ => Loading::No,
+    let Some(m) = state(srv).master.as_ref() else { return Loading::No };
+    let Link::Syncing(p) = &m.link else { return Loading::No };
+    let Some(replid) = p.lock().ok().filter(|g| g.loading).map(|g| g.replid.clone()) else { return Loading::No };
+    match m.socket_load {
+        Some(true) if replid == srv.replid => Loading::Async,
+        Some(_) => Loading::Blocking,
+        None => Loading::No,
     }
 }
 
@@ -146,8 +151,8 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
         srv.blocking
             .fail_all("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
     }
-    // Sub-replicas must follow the new history: they reconnect and PSYNC.
-    kill_replicas(srv);
+    // Sub-replicas stay, as Redis 7.0: they may continue our stream if the
+    // new primary continues us; a full sync or a new replid drops them.
     let r = state_mut(srv);
     let offset = r.offset;
     r.master = Some(MasterState {
@@ -158,6 +163,7 @@ pub fn replicaof(srv: &mut Server, target: Option<(String, u16)>, now_ms: i64) -
         offset,
         last_ack_ms: 0,
         stream_db,
+        socket_load: None,
     });
     srv.denials.readonly_replica = srv.config.replica_read_only;
     srv.set_expire_by_primary(true);
@@ -197,15 +203,20 @@ fn kill_replicas(srv: &mut Server) {
     srv.pending_kills.extend(slots);
 }
 
-/// Close the master client (if connected); a running handshake thread is
-/// left to finish on its own and its result ignored.
+/// Close the master client (if connected), or cut a running handshake's
+/// socket (the primary sees us go at once, as Redis's
+/// cancelReplicationHandshake); that thread's result is ignored.
 fn drop_link(srv: &mut Server) {
     srv.denials.loading = Loading::No;
-    if let Some(m) = state_mut(srv).master.as_mut() {
-        if let Link::Connected { slot } = m.link {
-            srv.pending_kills.push(slot);
+    let mut kill = None;
+    if let Some(m) = state(srv).master.as_ref() {
+        match &m.link {
+            Link::Connected { slot } => kill = Some(*slot),
+            Link::Syncing(p) => link::cancel(p),
+            Link::Down { .. } => {}
         }
     }
+    srv.pending_kills.extend(kill);
     if let Some(m) = state_mut(srv).master.as_mut() {
         m.link = Link::Down { retry_at: 0 };
     }
@@ -272,6 +283,7 @@ fn start_link(srv: &mut Server) {
         dir: srv.config.dir.clone(),
         timeout: Duration::from_secs(cfg_num(srv, "repl-timeout", 60).max(1) as u64),
         tls: None,
+        socket_load: socket_load(srv),
     };
     if super::cfg_yes(srv, "tls-replication", false) {
         params.tls = srv.tls_client.clone();
@@ -284,10 +296,23 @@ fn start_link(srv: &mut Server) {
         }
     }
     crate::log_at!(Notice, "MASTER <-> REPLICA sync started");
+    let swapdb = params.socket_load.as_ref().map(|l| l.swapdb);
     let shared = link::spawn(params);
     if let Some(m) = state_mut(srv).master.as_mut() {
         m.link = Link::Syncing(shared);
+        m.socket_load = swapdb;
     }
+}
+
+/// Redis's `useDisklessLoad`: `swapdb` always, `on-empty-db` when there
+/// is nothing to lose.
+fn socket_load(srv: &Server) -> Option<SocketLoad> {
+    let swapdb = match cfg_str(srv, "repl-diskless-load").as_str() {
+        "swapdb" => true,
+        "on-empty-db" if srv.keyspace.total_keys() == 0 => false,
+        _ => return None,
+    };
+    Some(SocketLoad { cfg: Box::new(srv.config.clone()), swapdb })
 }
 
 /// The handshake thread's finished work, for the event loop to adopt.
@@ -297,13 +322,24 @@ pub struct MasterLinkReady(Handoff);
 pub fn take_master_link(srv: &mut Server) -> Option<MasterLinkReady> {
     let m = state_mut(srv).master.as_mut()?;
     let Link::Syncing(shared) = &m.link else { return None };
-    let (result, refused) = {
+    let (result, refused, in_transfer) = {
         let mut g = shared.lock().ok()?;
-        (g.result.take()?, g.psync_refused)
+        (g.result.take()?, g.psync_refused, g.failed_in_transfer)
     };
     if let Err(e) = &result {
-        crate::log_at!(Warning, "{e}");
-        m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
+        if !e.is_empty() {
+            crate::log_at!(Warning, "{e}");
+        }
+        // As Redis's cancelReplicationHandshake(1): a transfer that broke
+        // is retried at once, a failed handshake at the next second.
+        let now = crate::server::unix_ms();
+        let retry_at = if in_transfer {
+            crate::log_at!(Notice, "Reconnecting to MASTER {}:{} after failure", m.host, m.port);
+            now
+        } else {
+            now + 1000
+        };
+        m.link = Link::Down { retry_at };
     }
     srv.denials.loading = Loading::No;
     if result.is_err() && refused && state(srv).handover.asking {
@@ -320,22 +356,15 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(li
     let h = ready.0;
     match h.outcome {
         Outcome::Full { replid, offset, rdb } => {
-            crate::log_at!(Notice, "MASTER <-> REPLICA sync: Flushing old data");
-            for db in srv.keyspace.dbs.iter_mut() {
-                drop(db.clear());
-            }
-            srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
-            srv.replica_keys.clear();
-            crate::log_at!(Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
-            let loaded = crate::persistence::load_from_primary(srv, &rdb);
-            let target = srv.config.dir.join(&srv.config.dbfilename);
-            let _ = std::fs::rename(&rdb, target);
+            let loaded = match rdb {
+                Snapshot::File(path) => load_file(srv, &path),
+                Snapshot::Loaded(l) => swap_in(srv, *l),
+            };
             if let Err(e) = loaded {
-                crate::log_at!(Warning, "Failed trying to load the MASTER synchronization DB from disk: {e}");
                 if let Some(m) = state_mut(srv).master.as_mut() {
                     m.link = Link::Down { retry_at: crate::server::unix_ms() + 1000 };
                 }
-                return Err(e.to_string());
+                return Err(e);
             }
             srv.replid = replid;
             let r = state_mut(srv);
@@ -368,6 +397,52 @@ pub fn adopt_master_link(srv: &mut Server, ready: MasterLinkReady) -> Result<(li
     }
     h.stream.socket().set_nonblocking(true).map_err(|e| e.to_string())?;
     Ok((h.stream, h.leftover))
+}
+
+/// Empty the dataset (keys, functions) for the primary's snapshot.
+fn flush_for_snapshot(srv: &mut Server) {
+    for db in srv.keyspace.dbs.iter_mut() {
+        drop(db.clear());
+    }
+    srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
+    srv.replica_keys.clear();
+}
+
+/// Load the snapshot the thread received into a file (then kept as our
+/// RDB file, as Redis renames it).
+fn load_file(srv: &mut Server, rdb: &std::path::Path) -> Result<(), String> {
+    crate::log_at!(Notice, "MASTER <-> REPLICA sync: Flushing old data");
+    flush_for_snapshot(srv);
+    crate::log_at!(Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
+    let loaded = crate::persistence::load_from_primary(srv, rdb);
+    let target = srv.config.dir.join(&srv.config.dbfilename);
+    let _ = std::fs::rename(rdb, target);
+    loaded.map(drop).map_err(|e| {
+        crate::log_at!(Warning, "Failed trying to load the MASTER synchronization DB from disk: {e}");
+        e.to_string()
+    })
+}
+
+/// Replace the dataset with the one the thread decoded off the link; the
+/// old one is dropped on another thread (Redis: "in background").
+fn swap_in(srv: &mut Server, l: Loaded) -> Result<(), String> {
+    let Loaded { mut keyspace, stats, swapdb } = l;
+    if swapdb {
+        crate::log_at!(Notice, "MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+    }
+    srv.keyspace.swap_data(&mut keyspace);
+    std::thread::spawn(move || drop(keyspace));
+    srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
+    srv.replica_keys.clear();
+    if swapdb {
+        crate::log_at!(Notice, "MASTER <-> REPLICA sync: Discarding old DB in background");
+    }
+    // Nothing was saved: the dataset differs from the last save.
+    srv.dirty += 1;
+    crate::persistence::finish_socket_load(srv, stats).map(drop).map_err(|e| {
+        crate::log_at!(Warning, "Failed trying to load the MASTER synchronization DB from socket: {e}");
+        e
+    })
 }
 
 fn ensure_backlog_for_replica(srv: &mut Server) {

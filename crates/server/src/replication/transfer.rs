@@ -69,7 +69,9 @@ pub fn forget(srv: &mut Server, slot: usize) {
     let fd = srv.clients.get(slot).map(|c| c.fd);
     let Some(s) = state_mut(srv).sync.as_mut() else { return };
     if !s.serves(slot) {
-        return;
+        // One fewer waiting for the next snapshot: the running one may
+        // have lost its last reason to go on.
+        return check_empty(srv);
     }
     s.outs.retain(|o| o.slot != slot);
     if let Some(fd) = fd {
@@ -80,7 +82,9 @@ pub fn forget(srv: &mut Server, slot: usize) {
 }
 
 /// Nobody left to serve: stop a diskless child still writing (as Redis
-/// does), or drop a finished transfer.
+/// does), or drop a finished transfer. A disk snapshot is stopped too when
+/// no replica waits for any and no save point would use it (Redis 7.0's
+/// "Kill rdb child process if its dumping RDB is not useful").
 pub(super) fn check_empty(srv: &mut Server) {
     let Some(s) = state(srv).sync.as_ref() else { return };
     if !s.outs.is_empty() {
@@ -94,7 +98,18 @@ pub(super) fn check_empty(srv: &mut Server) {
         crate::log_at!(Warning, "Diskless rdb transfer, last replica dropped, killing fork child.");
         srv.children.kill();
         end(srv);
+    } else if srv.config.save.is_empty() && primary::waiting(srv).is_empty() {
+        if let Some(exit) = srv.children.kill() {
+            crate::persistence::remove_temp_rdb(srv, exit.pid);
+        }
+        end(srv);
     }
+}
+
+/// Whether the snapshot serving `slot` is still being written (INFO says
+/// `wait_bgsave` until it is, as Redis's WAIT_BGSAVE_END).
+pub fn child_running_for(srv: &Server, slot: usize) -> bool {
+    state(srv).sync.as_ref().is_some_and(|s| s.pid.is_some() && s.serves(slot))
 }
 
 /// FLUSHALL, as Redis 7.0: a snapshot child in progress is stale; stop it,

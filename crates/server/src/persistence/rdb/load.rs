@@ -299,6 +299,17 @@ fn read_header<R: Read>(r: &mut Reader<R>) -> LResult<u32> {
 /// Load an RDB stream into `ks` (which the caller has emptied). Keys whose
 /// expiry has passed at `now_ms` are skipped and counted.
 pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LResult<LoadStats> {
+    load_with(ks, inp, cfg, now_ms, || ())
+}
+
+/// [`load`], calling `each_key` after every key read (`key-load-delay`).
+pub fn load_with<R: Read>(
+    ks: &mut Keyspace,
+    inp: R,
+    cfg: &Config,
+    now_ms: i64,
+    mut each_key: impl FnMut(),
+) -> LResult<LoadStats> {
     let mut r = Reader::new(inp);
     let version = read_header(&mut r)?;
     let lim = Limits3::of(cfg);
@@ -345,6 +356,7 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
                 r.string_into(&mut key)?;
                 let value = read_value(&mut r, t, &lim, &mut scratch)?;
                 let at = expire.take();
+                each_key();
                 if at.is_some_and(|at| at < now_ms) {
                     stats.keys_expired += 1;
                     if stats.repl.is_some() {

@@ -196,6 +196,24 @@ pub fn load_from_primary(srv: &mut Server, path: &std::path::Path) -> io::Result
     Ok(repl)
 }
 
+/// Finish a snapshot replication read straight off the primary's link
+/// into the keyspace: install its function libraries (the caller flushed
+/// ours) and keep its statistics for INFO. Returns its replication position.
+pub fn finish_socket_load(srv: &mut Server, mut stats: LoadStats) -> Result<Option<(String, i64)>, String> {
+    let codes = std::mem::take(&mut stats.functions);
+    super::install_functions(srv, &codes)?;
+    crate::log_at!(
+        Notice,
+        "Done loading RDB, keys loaded: {}, keys expired: {}.",
+        stats.keys_loaded,
+        stats.keys_expired
+    );
+    let repl = stats.repl.take();
+    stats.expired_keys = Vec::new();
+    rdb_mut(&mut srv.persistence).last_load = stats;
+    Ok(repl)
+}
+
 /// Save in the foreground (SAVE, SHUTDOWN, FLUSHALL, DEBUG RELOAD).
 pub fn save_sync(srv: &mut Server) -> io::Result<()> {
     let dir = srv.config.dir.clone();
