@@ -168,12 +168,7 @@ TLS_SPAWNED = {
     # Its replication-stream tests take the SYNC over TLS (~10 s).
     "unit/multi": {},
     # 59 s here.
-    "unit/type/list": {
-        # Spawned without TLS too: the client it blocks is not shown
-        # blocked in CLIENT LIST after DEBUG SLEEP (cause open).
-        "MULTI + LPUSH + EXPIRE + DEBUG SLEEP on blocked client, key already expired":
-            "blocked client not listed as blocked after DEBUG SLEEP (cause open)",
-    },
+    "unit/type/list": {},
     # 38 s here.
     "unit/type/set": {
         "SRANDMEMBER with a dict containing long chain": DICT_CHAIN,
@@ -191,8 +186,16 @@ TLS_SPAWNED = {
 # config set appendonly" wait for that counter to move: the scheduled
 # rewrites did run, the counter stayed 0).
 # Of the issue's list, not in this run:
-# - unit/scripting: its replica tests (as unit/multi, not re-run); over TLS, "test resp3
-#   attribute protocol parsing" then fails and the unit aborts (cause open).
+# - unit/scripting: spawned (with or without TLS) its eval flavour starts
+#   Lua debugger sessions (SCRIPT DEBUG SYNC), which Volley does not have:
+#   "ERR SCRIPT DEBUG is not supported" aborts the unit there. With those
+#   two blocks cut from a scratch copy of the suite, 300 of 304 pass
+#   (~30 s spawned); left: "no-writes shebang flag on replica" (a no-shebang
+#   script's SET inside EXEC on a replica is not refused), "allow-stale
+#   shebang flag" (MASTERDOWN for shebang scripts without allow-stale),
+#   "not enough good replicas state change during long script", "reject
+#   script do not cause a Lua stack leak"; and set_repl (REPL_AOF,
+#   REPL_REPLICA, REPL_NONE) is accepted but ignored.
 # - unit/tls: 3 of its first 5 tests pass; "tls-ciphers" and
 #   "tls-prefer-server-ciphers" need RSA-key-exchange CBC suites
 #   (AES256-SHA256) rustls does not have; CONFIG SET refuses a cipher list

@@ -231,3 +231,26 @@ fn served_from_the_key_that_became_ready_first() {
     assert_eq!(w2.read_frame(), arr(vec![bulk("c"), arr(vec![bulk("w")])]));
     assert_eq!(admin.cmd(&["LRANGE", "a", "0", "-1"]), arr(vec![bulk("y")]));
 }
+
+/// The key an EXEC readies may expire before the waiter is served (its
+/// PEXPIRE ran, then DEBUG SLEEP outlasted it): the waiter is served at the
+/// time it is served, finds nothing and stays blocked, as in Redis.
+#[test]
+fn a_key_that_expired_while_exec_ran_keeps_its_waiter_blocked() {
+    let srv = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut admin = srv.client();
+    assert_eq!(admin.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), simple("OK"));
+    let mut waiter = srv.client();
+    send(&mut waiter, &["BRPOP", "k", "0"]);
+    wait_blocked(&mut admin, 1);
+    admin.cmd(&["MULTI"]);
+    for args in [&["RPUSH", "k", "hello"][..], &["PEXPIRE", "k", "100"], &["DEBUG", "SLEEP", "0.2"]] {
+        assert_eq!(admin.cmd(args), simple("QUEUED"));
+    }
+    assert_eq!(admin.cmd(&["EXEC"]), arr(vec![int(1), int(1), simple("OK")]));
+    wait_blocked(&mut admin, 1);
+    assert_eq!(admin.cmd(&["EXISTS", "k"]), int(0));
+    // Still waiting: a fresh push is what it gets.
+    assert_eq!(admin.cmd(&["RPUSH", "k", "later"]), int(1));
+    assert_eq!(waiter.read_frame(), arr(vec![bulk("k"), bulk("later")]));
+}

@@ -161,6 +161,22 @@ fn resp3_conversions() {
     }
 }
 
+/// A RESP3 attribute before a reply is parsed and dropped: the script gets
+/// the reply after it (Redis does not expose attributes to Lua), and its
+/// fields do not leak into what follows.
+#[test]
+fn resp3_attributes_are_skipped() {
+    let srv = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut c = srv.client();
+    c.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]);
+    c.cmd(&["HELLO", "3"]);
+    let script = "redis.setresp(3) return redis.call('debug', 'protocol', 'attrib')";
+    assert_eq!(eval(&mut c, script), "$39\r\nSome real reply following the attribute\r\n");
+    let script = "redis.setresp(3) local a = redis.call('debug', 'protocol', 'attrib') \
+                  return {a, redis.call('ping')}";
+    assert_eq!(eval(&mut c, script), "*2\r\n$39\r\nSome real reply following the attribute\r\n+PONG\r\n");
+}
+
 #[test]
 fn sandbox_matches_redis() {
     let srv = TestServer::start(&[]);

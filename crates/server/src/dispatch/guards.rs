@@ -201,12 +201,12 @@ fn refuse_writes_on_aof_error(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -
 /// primary with fewer good replicas than `min-replicas-to-write` refuses
 /// writes (NOREPLICAS); our primary's own commands always apply.
 #[inline]
-fn refuse_writes_on_replica(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+fn refuse_writes_on_replica(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
     let d = &ctx.srv.denials;
     if !(d.readonly_replica || d.too_few_replicas || d.stale_replica || d.loading != Loading::No) {
         return Ok(());
     }
-    replica_write_verdict(ctx, spec)?;
+    replica_write_verdict(ctx, spec, argv)?;
     refuse_while_loading(ctx, spec)
 }
 
@@ -230,7 +230,7 @@ fn refuse_while_loading(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String>
 pub const LOADING_ERROR: &str = "LOADING Redis is loading the dataset in memory";
 
 #[cold]
-fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String> {
+fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), String> {
     let srv = &*ctx.srv;
     let Some(c) = srv.clients.get(ctx.cid) else { return Ok(()) };
     if c.role == crate::server::ClientRole::Master {
@@ -243,8 +243,21 @@ fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String
                 .as_ref()
                 .is_some_and(|tx| tx.queued.iter().any(|(id, _)| (ctx.reg.spec(*id).flags & bit != 0) == want))
     };
+    // A script that declared flags without `no-writes` is a write command.
+    let script_writes = |s: &CommandSpec, first: Option<&[u8]>| match (srv.script_declares_writes, s.name, first) {
+        (Some(hook), "eval" | "evalsha" | "fcall", Some(first)) => hook(srv, s.name, first),
+        _ => false,
+    };
+    let queued_script_writes = spec.name == "exec"
+        && c.tx.as_ref().is_some_and(|tx| {
+            tx.queued.iter().any(|(id, a)| script_writes(ctx.reg.spec(*id), (a.len() > 1).then(|| a.get(&[], 1))))
+        });
+    let writes = spec.flags & flags::WRITE != 0
+        || queued(flags::WRITE, true)
+        || script_writes(spec, (argv.len() > 1).then(|| argv.get(1)))
+        || queued_script_writes;
     let d = &srv.denials;
-    if (d.readonly_replica || d.too_few_replicas) && (spec.flags & flags::WRITE != 0 || queued(flags::WRITE, true)) {
+    if (d.readonly_replica || d.too_few_replicas) && writes {
         if d.readonly_replica {
             return Err("READONLY You can't write against a read only replica.".to_string());
         }

@@ -175,7 +175,7 @@ impl EventLoop {
             if Instant::now() >= self.next_cron {
                 self.cron(now);
                 // The cron may have ended a pause.
-                self.serve_ready_keys(now);
+                self.serve_ready_keys();
                 self.deliver_pushes();
             }
             self.replication_turn(now);
@@ -409,7 +409,7 @@ impl EventLoop {
                 }
                 // A command made keys ready: serve blocked clients right after
                 // it, as Redis does, then carry on with this pipeline.
-                Ok(true) => self.serve_ready_keys(now),
+                Ok(true) => self.serve_ready_keys(),
                 Ok(false) => break,
             }
         }
@@ -447,7 +447,15 @@ impl EventLoop {
 
     /// Re-run the commands of clients blocked on keys that writes touched,
     /// first blocked first; serving one may make more keys ready.
-    fn serve_ready_keys(&mut self, now: i64) {
+    fn serve_ready_keys(&mut self) {
+        if !self.srv.blocking.has_ready() {
+            return;
+        }
+        // The clock moves on first, as in Redis's handleClientsBlockedOnKeys:
+        // a key that expired while the command that readied it ran (a DEBUG
+        // SLEEP after a PEXPIRE in one EXEC) is found expired and its waiter
+        // stays blocked, instead of being served the turn's stale time.
+        let now = unix_ms();
         while self.srv.blocking.has_ready() {
             for (cid, how) in self.srv.blocking.take_resumed() {
                 self.resume(cid, how, now);

@@ -315,14 +315,26 @@ const ALLOW_OOM: u8 = 1 << 1;
 /// (Redis's `scriptFlagsToCmdFlags`). Scripts without a shebang are not:
 /// their first denyoom call fails instead (see `call`).
 pub fn denies_oom(srv: &Server, command: &str, first: &[u8]) -> bool {
+    declared_without(srv, command, first, ALLOW_OOM | function::NO_WRITES)
+}
+
+/// `server::ScriptMayWrite` for the read-only replica guard
+/// (`Server::script_declares_writes`): declared flags without `no-writes`
+/// make the script a write command (Redis's `scriptFlagsToCmdFlags`).
+pub fn declares_writes(srv: &Server, command: &str, first: &[u8]) -> bool {
+    declared_without(srv, command, first, function::NO_WRITES)
+}
+
+/// Whether the script declared flags (functions always do) and none of `bits`.
+fn declared_without(srv: &Server, command: &str, first: &[u8], bits: u8) -> bool {
     let sc = srv.scripting.get::<Scripting>();
-    let denies = |f: ScriptFlags| f.declared && f.bits & (ALLOW_OOM | function::NO_WRITES) == 0;
+    let without = |f: ScriptFlags| f.declared && f.bits & bits == 0;
     match command.trim_end_matches("_ro") {
-        "fcall" => sc.functions.find(first).is_some_and(|f| f.flags & (ALLOW_OOM | function::NO_WRITES) == 0),
-        "evalsha" => normalize_sha(first).and_then(|k| sc.scripts.get(&k)).is_some_and(|s| denies(s.flags)),
+        "fcall" => sc.functions.find(first).is_some_and(|f| f.flags & bits == 0),
+        "evalsha" => normalize_sha(first).and_then(|k| sc.scripts.get(&k)).is_some_and(|s| without(s.flags)),
         _ => match sc.scripts.get(&sha1_hex(first)) {
-            Some(s) => denies(s.flags),
-            None => parse_shebang(first).is_ok_and(denies),
+            Some(s) => without(s.flags),
+            None => parse_shebang(first).is_ok_and(without),
         },
     }
 }

@@ -229,6 +229,16 @@ unsafe fn push_reply(l: *mut lua_State, buf: &[u8], pos: &mut usize) {
                 }
                 push_aggregate(l, buf, pos, kind, n as usize);
             }
+            // Attributes are not exposed to scripts (as in Redis 7.0): the
+            // key/value pairs are parsed and dropped, the reply after them
+            // is the value.
+            b'|' => {
+                for _ in 0..count(text).max(0) * 2 {
+                    push_reply(l, buf, pos);
+                    ffi::lua_settop(l, -2);
+                }
+                push_reply(l, buf, pos);
+            }
             b'_' => ffi::lua_pushnil(l),
             b'#' => ffi::lua_pushboolean(l, (text == b"t") as c_int),
             b',' => {

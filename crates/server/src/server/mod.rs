@@ -467,6 +467,10 @@ pub struct Server {
     /// argument) may write, from the script's declared flags; installed by
     /// scripting. Without it every non-read-only script counts as a writer.
     pub script_may_write: Option<ScriptMayWrite>,
+    /// Whether such a script counts as a write command (declared flags
+    /// without `no-writes`, Redis's `scriptFlagsToCmdFlags`): a read-only
+    /// replica refuses it. Installed by scripting.
+    pub script_declares_writes: Option<ScriptMayWrite>,
     /// Where the dataset stands in the replication stream (offset, the
     /// stream's db), for the RDB's `repl-*` aux fields; installed by
     /// replication, None while it has no history.
@@ -540,6 +544,7 @@ impl Server {
             pause: None,
             pauses: Default::default(),
             script_may_write: None,
+            script_declares_writes: None,
             repl_position: None,
             evict: Default::default(),
             lazyfree: Default::default(),
