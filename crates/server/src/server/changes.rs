@@ -258,7 +258,7 @@ impl Changes {
             return;
         };
         if t.replicas_only {
-            return self.replay_to_replicas(db, (0..argv.args.len()).map(|i| argv.args.get(argv.frame, i)));
+            return self.replay_to_replicas(db, argv);
         }
         let with_argv = !t.replace && dirty_moved;
         let wrap = t.cmds.len() + usize::from(with_argv) > 1;
