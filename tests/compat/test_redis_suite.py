@@ -151,8 +151,9 @@ def test_spawned_units_fail_only_what_they_lack():
 # suite's replication stream (a SYNC), go over TLS both ways
 # (tests/compat/test_tls_replication.py, test_replication_tls.py).
 # The suite checks Redis's dict internals with DEBUG HTSTATS-KEY (a set
-# rehashing with a single 30-long chain); Volley's set tables are not
-# Redis's chained dict and have no such report. The test stops midway and
+# rehashing with a single 30-long chain); Volley's set tables, chained
+# dicts of its own, resize by their own rules (a fork does not hold them)
+# and have no such report. The test stops midway and
 # leaves set-max-intset-entries 0 behind, so the SMOVE tests after it find
 # hashtable sets where they expect intsets.
 DICT_CHAIN = "DEBUG HTSTATS-KEY: Redis's chained-dict rehashing internals"
