@@ -25,7 +25,9 @@ fn script_effects_are_one_block_and_replay() {
     let before = dump(&mut c, 1);
     let text = String::from_utf8_lossy(&std::fs::read(dir.last_incr()).unwrap()).to_lowercase();
     assert!(!text.contains("eval"), "scripts are written as their effects: {text}");
-    assert_eq!(text.matches("multi").count(), 2, "one block per writing script: {text}");
+    // The three-write script is one block; the one-write EVALSHA goes bare,
+    // as Redis 7.0 wraps only what propagates more than one command.
+    assert_eq!(text.matches("multi").count(), 1, "one block per script writing more than once: {text}");
     assert!(text.contains("incrby"), "{text}");
     kill9(&mut srv);
     let srv = start_aof(&dir, &[]);
