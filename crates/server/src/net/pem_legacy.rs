@@ -66,13 +66,14 @@ fn derive_key(pass: &[u8], salt: &[u8], len: usize) -> Vec<u8> {
 }
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
+    // By bytes: a file is untrusted text, and a non-ASCII character would
+    // put a str slice inside a code point.
+    let digit = |c: u8| (c as char).to_digit(16).ok_or_else(|| "IV is not hex".to_string());
+    let s = s.as_bytes();
     if !s.len().is_multiple_of(2) {
         return Err("odd-length IV".into());
     }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| "IV is not hex".to_string()))
-        .collect()
+    s.chunks(2).map(|p| Ok((digit(p[0])? << 4 | digit(p[1])?) as u8)).collect()
 }
 
 /// Decrypts `buf` in place with the named cipher; the plaintext length.
@@ -154,6 +155,40 @@ mod tests {
         let key = derive_key(b"1234", &[0, 1, 2, 3, 4, 5, 6, 7], 32);
         let hexed: String = key.iter().map(|b| format!("{b:02X}")).collect();
         assert_eq!(hexed, OPENSSL_KEY);
+    }
+
+    fn encrypted(dek: Option<&str>) -> String {
+        let dek = dek.map(|d| format!("DEK-Info: {d}\n")).unwrap_or_default();
+        format!("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n{dek}\nAAAAAAAAAAAAAAAAAAAAAA==\n-----END RSA PRIVATE KEY-----\n")
+    }
+
+    fn error_of(text: &str) -> String {
+        decrypt(text.as_bytes(), "pw").expect_err("must not decrypt")
+    }
+
+    #[test]
+    fn header_errors_are_named() {
+        assert!(is_encrypted(encrypted(None).as_bytes()));
+        assert_eq!(error_of(&encrypted(None)), "no DEK-Info header");
+        assert_eq!(error_of(&encrypted(Some("AES-128-CBC"))), "no DEK-Info header");
+        assert_eq!(error_of(&encrypted(Some("BF-CBC,0001020304050607"))), "unsupported cipher BF-CBC");
+        assert_eq!(error_of(&encrypted(Some("AES-128-CBC,000"))), "odd-length IV");
+        assert_eq!(error_of(&encrypted(Some("AES-128-CBC,00zz"))), "IV is not hex");
+        assert_eq!(error_of(&encrypted(Some("AES-128-CBC,0001"))), "IV too short");
+        // A multibyte character where a hex pair is expected.
+        assert_eq!(error_of(&encrypted(Some("AES-128-CBC,a\u{e9}b"))), "IV is not hex");
+        assert_eq!(
+            error_of(&encrypted(Some("AES-128-CBC,00010203040506070001020304050607"))),
+            "bad decrypt (wrong password?)"
+        );
+        let plain = encrypted(None).replace("Proc-Type: 4,ENCRYPTED\n", "");
+        assert_eq!(error_of(&plain), "not an encrypted key");
+        assert_eq!(error_of("no pem here"), "no PEM block");
+    }
+
+    #[test]
+    fn hex_reads_pairs() {
+        assert_eq!(hex("00ff7A").unwrap(), vec![0, 255, 0x7a]);
     }
 
     const OPENSSL_KEY: &str = "693DB01693CA4E83FB30FAF1A596C87CC97F9222C383D6256E0D6306A47D612D";
