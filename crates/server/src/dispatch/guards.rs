@@ -21,7 +21,8 @@ pub fn check(ctx: &mut Ctx, id: CommandId, spec: &CommandSpec, argv: &Argv) -> R
         .and_then(|()| refuse_writes_after_failed_save(ctx, spec, argv))
         .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv))
         .and_then(|()| refuse_writes_on_replica(ctx, spec, argv))
-        .and_then(|()| refuse_in_subscribed_mode(ctx, spec, argv));
+        .and_then(|()| refuse_in_subscribed_mode(ctx, spec, argv))
+        .and_then(|()| refuse_keyspace_from_replica(ctx, spec, argv));
     match verdict {
         Err(msg) if spec.name == "exec" => Err(abort_exec(ctx, &msg)),
         v => v,
@@ -305,6 +306,21 @@ fn refuse_in_subscribed_mode(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> 
         "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this \
          context"
     ))
+}
+
+/// A replica's link (or a MONITOR connection, which Redis flags as a
+/// replica too) may not touch the keyspace: replicas are exempt from
+/// CLIENT PAUSE, so this keeps the link from being a way around it.
+#[inline]
+fn refuse_keyspace_from_replica(ctx: &mut Ctx, spec: &CommandSpec, _argv: &Argv) -> Result<(), String> {
+    let c = ctx.client();
+    if c.role != crate::server::ClientRole::Replica && !c.monitor {
+        return Ok(());
+    }
+    if spec.flags & (flags::WRITE | flags::READONLY | flags::MAY_REPLICATE) == 0 {
+        return Ok(());
+    }
+    Err("ERR Replica can't interact with the keyspace".to_string())
 }
 
 /// Redis's reply when `stop-writes-on-bgsave-error` stops writes.

@@ -242,20 +242,26 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     };
     let resp3 = client.resp == 3;
     let db = client.db;
+    // Judged before the command: SYNC/PSYNC turn the caller into one.
+    let replica_link = client.role == crate::server::ClientRole::Replica;
     if client.reply_mode == ReplyMode::SkipNext {
         client.reply_mode = ReplyMode::Skipping;
     }
     let reply_start = out.len();
     let mut ctx = Ctx { srv, reg, r: Reply::new(out, resp3), cid, db, now, may_block: true, from_script: false };
-    match reg.lookup(argv) {
+    let cmd_id = match reg.lookup(argv) {
         registry::Lookup::Rejected(msg, id) => {
             if let Some(id) = id {
                 ctx.srv.stats.commands[id].rejected += 1;
             }
-            reject(&mut ctx, &msg, argv)
+            reject(&mut ctx, &msg, argv);
+            id
         }
-        registry::Lookup::Found(id, spec) => run_command(&mut ctx, id, spec, argv),
-    }
+        registry::Lookup::Found(id, spec) => {
+            run_command(&mut ctx, id, spec, argv);
+            Some(id)
+        }
+    };
     // Messages for this client produced up to now (its own keyspace
     // notifications included) precede the reply, as Redis writes them into
     // the client's buffer as they happen. Invalidations of keys this command
@@ -277,7 +283,7 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
         ReplyMode::On => {}
         ReplyMode::Off => {
             if client.role == crate::server::ClientRole::Master {
-                log_error_to_primary(&ctx.r, argv);
+                log_unexpected_errors(&ctx.r, ("replica", "master"), reg, cmd_id);
             }
             ctx.r.truncate_replies(reply_start)
         }
@@ -293,19 +299,45 @@ pub fn execute(srv: &mut Server, reg: &'static Registry, cid: usize, out: &mut V
     if before_reply > 0 {
         put_pushes_before_reply(&mut ctx, reply_start, before_reply);
     }
+    if replica_link && ctx.r.len() > reply_start {
+        drop_replying_replica(&mut ctx, reply_start, cmd_id, argv.mem());
+    }
 }
 
-/// A command of our primary's stream failed here: the datasets may have
-/// diverged, which Redis logs loudly (the reply itself goes nowhere).
+/// A replica's link carries our stream and nothing else: a command of its
+/// that produced a reply would interleave that reply with the stream, so,
+/// as Redis 7.0 does, the reply is dropped and the link closed.
 #[cold]
-fn log_error_to_primary(r: &Reply, argv: &Argv) {
+fn drop_replying_replica(ctx: &mut Ctx, reply_start: usize, cmd_id: Option<registry::CommandId>, argv_mem: usize) {
+    let name = cmd_id.map_or("<unknown>", |id| ctx.reg.full_name(id));
+    let who = ctx.srv.client_info_line.map(|f| f(ctx.srv, ctx.cid, argv_mem)).unwrap_or_default();
+    crate::log_at!(Warning, "Replica generated a reply to command '{name}', disconnecting it: {who}");
+    log_unexpected_errors(&ctx.r, ("master", "replica"), ctx.reg, cmd_id);
+    ctx.r.truncate_replies(reply_start);
+    // Closed before anything more of its is run or written, as Redis's
+    // asynchronous free.
+    if let Some(c) = ctx.srv.clients.get_mut(ctx.cid) {
+        c.close_after_reply = true;
+    }
+    if !ctx.srv.pending_kills.contains(&ctx.cid) {
+        ctx.srv.pending_kills.push(ctx.cid);
+    }
+}
+
+/// An error went to (or came from) a replication link: the datasets may
+/// have diverged, which Redis logs loudly (the reply itself goes nowhere).
+/// `(from, to)` name the sides, this server first. Redis quotes the
+/// message as most of its error sites pass it, without the `ERR ` code.
+#[cold]
+fn log_unexpected_errors(r: &Reply, (from, to): (&str, &str), reg: &Registry, cmd_id: Option<registry::CommandId>) {
+    let name = cmd_id.map_or("<unknown>", |id| reg.full_name(id));
     for e in r.error_texts() {
         let e = &e[..e.windows(2).position(|w| w == b"\r\n").unwrap_or(e.len())];
+        let e = e.strip_prefix(b"ERR ").unwrap_or(e);
         crate::log_at!(
             Warning,
-            "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{}'",
-            String::from_utf8_lossy(e),
-            String::from_utf8_lossy(argv.get(0))
+            "== CRITICAL == This {from} is sending an error to its {to}: '{}' after processing the command '{name}'",
+            String::from_utf8_lossy(e)
         );
     }
 }
