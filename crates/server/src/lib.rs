@@ -11,6 +11,7 @@ pub mod persistence;
 pub mod replication;
 pub mod scripting;
 pub mod server;
+pub mod watchdog;
 
 use config::Config;
 
@@ -67,6 +68,7 @@ pub fn registry_for(config: &Config) -> Result<dispatch::Registry, config::Confi
 pub fn run(mut config: Config) -> std::io::Result<()> {
     registry_for(&config).map_err(std::io::Error::other)?;
     allocator::configure(config.other.get("disable-thp").is_none_or(|v| v != "no"));
+    watchdog::configure(&mut config);
     let maxclients = net::limits::raise_fd_limit(config.maxclients);
     if maxclients == 0 {
         return Err(std::io::Error::other("not enough file descriptors for even one client"));

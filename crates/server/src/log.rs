@@ -1,13 +1,16 @@
 //! Redis-style log lines (`pid:M 22 Nov 2026 03:04:34.123 * message`) to
 //! stdout or the configured `logfile`, filtered by `loglevel`.
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use crate::config::LogLevel;
 
 static LEVEL: AtomicU8 = AtomicU8::new(LogLevel::Notice as u8);
 static FILE: Mutex<Option<std::fs::File>> = Mutex::new(None);
+/// The descriptor lines go to, for signal handlers (which may not lock).
+static RAW_FD: AtomicI32 = AtomicI32::new(1);
 
 /// Apply `loglevel` and `logfile` (empty = stdout).
 pub fn init(level: LogLevel, logfile: &str) -> std::io::Result<()> {
@@ -17,8 +20,51 @@ pub fn init(level: LogLevel, logfile: &str) -> std::io::Result<()> {
     } else {
         Some(std::fs::OpenOptions::new().create(true).append(true).open(logfile)?)
     };
-    *FILE.lock().unwrap_or_else(|e| e.into_inner()) = file;
+    let mut guard = FILE.lock().unwrap_or_else(|e| e.into_inner());
+    RAW_FD.store(file.as_ref().map_or(1, |f| f.as_raw_fd()), Ordering::Relaxed);
+    *guard = file;
     Ok(())
+}
+
+/// The log's descriptor (stdout's when there is no `logfile`).
+pub fn raw_fd() -> i32 {
+    RAW_FD.load(Ordering::Relaxed)
+}
+
+/// A line from a signal handler, as Redis's `serverLogFromHandler`:
+/// `<pid>:signal-handler (<unix secs>) <msg>`, built without allocating
+/// and written with one write(2).
+pub fn from_handler(fd: i32, msg: &[u8]) {
+    let mut line = [0u8; 256];
+    let mut n = 0;
+    let mut put = |bytes: &[u8]| {
+        let k = bytes.len().min(line.len() - n);
+        line[n..n + k].copy_from_slice(&bytes[..k]);
+        n += k;
+    };
+    let mut digits = [0u8; 20];
+    // SAFETY: getpid and time are async-signal-safe and have no preconditions.
+    let (pid, secs) = unsafe { (libc::getpid() as u64, libc::time(std::ptr::null_mut()) as u64) };
+    put(decimal(pid, &mut digits));
+    put(b":signal-handler (");
+    put(decimal(secs, &mut digits));
+    put(b") ");
+    put(msg);
+    put(b"\n");
+    // SAFETY: writing our own buffer's first n bytes.
+    unsafe { libc::write(fd, line.as_ptr().cast(), n) };
+}
+
+fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return &buf[i..];
+        }
+    }
 }
 
 pub fn set_level(level: LogLevel) {

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("log", 2),
     ("allocator", 3),
     ("daemon", 3),
+    ("watchdog", 3),
     ("server", 4),   // server state and the change stream (server/changes.rs)
     ("dispatch", 5), // registry, Ctx, guards, call path
     ("scripting", 6),

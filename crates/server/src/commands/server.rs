@@ -151,6 +151,9 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
     }
     evict_side_effects(ctx, before);
     crate::replication::config_changed(ctx.srv);
+    if ctx.srv.config.other.get("watchdog-period") != before.other.get("watchdog-period") {
+        crate::watchdog::configure(&mut ctx.srv.config);
+    }
     let cfg = &ctx.srv.config;
     if cfg.loglevel != before.loglevel {
         crate::log::set_level(cfg.loglevel);

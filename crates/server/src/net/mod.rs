@@ -129,16 +129,20 @@ impl EventLoop {
         }
         let mut events = Events::with_capacity(1024);
         let mut ready = Vec::new();
+        // `watchdog-period`: a turn that runs past it is reported.
+        let watched = crate::watchdog::Work::on_this_thread();
         loop {
             // An eviction round that hit its time limit goes on next turn.
             let busy = !self.again.is_empty() || self.srv.evict.timer;
             let timeout = if busy { Duration::ZERO } else { self.sleep_budget() };
+            watched.idle();
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     return Err(e);
                 }
             }
             let now = unix_ms();
+            watched.busy(now);
             // Taken before the events: a connection served by an event and
             // queued again comes back next turn, not twice in this one (a
             // deep pipeline would hold the loop for two budgets).

@@ -162,6 +162,8 @@ fn ensure_backlog(srv: &mut Server) {
         }
     }
     srv.changes.consumers.replicas = Some(feed);
+    // Expired keys' DELs are collected only while a replay consumer is on.
+    srv.update_expired_tracking();
 }
 
 /// The change stream's replication consumer: each hand-off's replay bytes
@@ -346,6 +348,8 @@ pub fn start_from_config(srv: &mut Server) {
     r.offset = offset;
     r.backlog = Some(Backlog::new(size, offset));
     srv.changes.consumers.replicas = Some(feed);
+    // Expired keys' DELs are collected only while a replay consumer is on.
+    srv.update_expired_tracking();
     if target.is_some() {
         srv.replid = id;
         crate::log_at!(Notice, "Using the replication id and offset from the RDB file to continue: {offset}");

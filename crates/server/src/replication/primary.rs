@@ -187,6 +187,7 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
     ensure_backlog(srv);
     add_replica(state_mut(srv), replica, now_ms);
     state_mut(srv).sync_counts[0] += 1;
+    super::transfer::attach_or_wait(srv, cid);
     Ok(Vec::new())
 }
 
@@ -376,6 +377,8 @@ fn expire_backlog(srv: &mut Server, now_ms: i64) {
         r.replid2 = "0".repeat(40);
         r.second_offset = -1;
         srv.changes.consumers.replicas = None;
+        // Expired keys' DELs are collected only while a replay consumer is on.
+        srv.update_expired_tracking();
         srv.change_replid();
         crate::log_at!(Notice, "Replication backlog freed after {} seconds without connected replicas.", ttl / 1000);
     }

@@ -455,6 +455,8 @@ fn ensure_backlog_for_replica(srv: &mut Server) {
         m.offset = r.offset;
     }
     srv.changes.consumers.replicas = Some(super::feed);
+    // Expired keys' DELs are collected only while a replay consumer is on.
+    srv.update_expired_tracking();
 }
 
 /// The event loop registered the master client in `slot`.

@@ -66,6 +66,8 @@ struct Feed<'a, R> {
     total: i64,
     progress: &'a dyn Watch,
     broken: bool,
+    /// Redis loads in its main thread, under its watchdog; so does this.
+    watched: crate::watchdog::Work,
 }
 
 impl<R: Read> Feed<'_, R> {
@@ -88,6 +90,7 @@ impl<R: Read> Read for Feed<'_, R> {
                 Ok(0)
             }
             Ok(n) => {
+                self.watched.busy(crate::server::unix_ms());
                 self.read += n as u64;
                 if let Some(left) = self.left.as_mut() {
                     *left -= n as u64;
@@ -125,7 +128,9 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
     crate::log_at!(Notice, "MASTER <-> REPLICA sync: Loading DB in memory");
     let total = left.map_or(-1, |l| l as i64);
     progress.started();
-    let mut feed = Feed { inner: r, left, read: 0, noted: 0, total, progress, broken: false };
+    let watched = crate::watchdog::Work::on_this_thread();
+    watched.busy(crate::server::unix_ms());
+    let mut feed = Feed { inner: r, left, read: 0, noted: 0, total, progress, broken: false, watched };
     feed.note();
     let mut keyspace = Keyspace::new(load.cfg.databases.max(1));
     let delay = load.cfg.other.get("key-load-delay").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);

@@ -28,6 +28,8 @@ pub struct Sync {
     pub(super) pipe: Option<Pipe>,
     /// Diskless: the mark closing a complete payload.
     mark: Vec<u8>,
+    /// The replication offset the snapshot stands at (the fork's).
+    offset: i64,
 }
 
 impl Sync {
@@ -196,27 +198,72 @@ fn maybe_start(srv: &mut Server, now_ms: i64) {
 /// Each served replica's header, its state set to the transfer.
 fn prepare(srv: &mut Server, slots: Vec<usize>, mark: Option<&[u8]>) -> Vec<Out> {
     let offset = state(srv).offset;
-    let fullresync = format!("+FULLRESYNC {} {offset}\r\n", srv.replid).into_bytes();
-    let mut outs = Vec::new();
-    for slot in slots {
-        let Some(r) = primary::replica_mut(srv, slot) else { continue };
-        let mut header = if r.psync { fullresync.clone() } else { vec![] };
-        if let Some(mark) = mark {
-            header.extend_from_slice(b"$EOF:");
-            header.extend_from_slice(mark);
-            header.extend_from_slice(b"\r\n");
-        }
-        r.state = ReplicaState::Transfer;
-        // Its stream starts after the snapshot's offset, held meanwhile.
-        r.sent = offset;
-        if let Some(c) = srv.clients.get_mut(slot) {
-            c.out_held = true;
-        }
-        outs.push(Out::new(slot, header));
-    }
+    let outs = slots.into_iter().filter_map(|slot| join(srv, slot, offset, mark)).collect();
     // The stream after the snapshot must not assume the replica's db.
     srv.changes.reselect();
     outs
+}
+
+/// One replica joins a snapshot standing at `offset`: its header, and its
+/// stream from that offset on, held until the snapshot is through.
+fn join(srv: &mut Server, slot: usize, offset: i64, mark: Option<&[u8]>) -> Option<Out> {
+    let replid = srv.replid.clone();
+    let r = state_mut(srv).replicas.iter_mut().find(|x| x.slot == slot)?;
+    let mut header = if r.psync { format!("+FULLRESYNC {replid} {offset}\r\n").into_bytes() } else { vec![] };
+    if let Some(mark) = mark {
+        header.extend_from_slice(b"$EOF:");
+        header.extend_from_slice(mark);
+        header.extend_from_slice(b"\r\n");
+    }
+    r.state = ReplicaState::Transfer;
+    r.sent = offset;
+    if let Some(c) = srv.clients.get_mut(slot) {
+        c.out_held = true;
+    }
+    Some(Out::new(slot, header))
+}
+
+/// A replica asks for a full synchronization while a child runs. As
+/// Redis's SYNC: a disk snapshot taken for other replicas serves it too
+/// when it has at least their capabilities (the stream since the fork is
+/// still in the shared buffer, held at their cursors), so it need not
+/// wait for a snapshot of its own; otherwise it waits for the next one,
+/// which the cron starts once the child is gone.
+pub fn attach_or_wait(srv: &mut Server, slot: usize) {
+    let running = srv.children.running();
+    let sync = state(srv).sync.as_ref().filter(|s| s.pid.is_some() && running == Some(ChildKind::ReplSync));
+    let verdict = match sync {
+        None if running == Some(ChildKind::Rdb) => Err("Can't attach the replica to the current BGSAVE."),
+        None => return,
+        Some(s) if s.diskless() => Err("Current BGSAVE has socket target."),
+        Some(s) if !joinable(srv, s, slot) => Err("Can't attach the replica to the current BGSAVE."),
+        Some(s) => Ok(s.offset),
+    };
+    let offset = match verdict {
+        Ok(offset) => offset,
+        Err(why) => {
+            crate::log_at!(Notice, "{why} Waiting for next BGSAVE for SYNC");
+            return;
+        }
+    };
+    if let Some(out) = join(srv, slot, offset, None) {
+        if let Some(s) = state_mut(srv).sync.as_mut() {
+            s.outs.push(out);
+        }
+        srv.changes.reselect();
+        crate::log_at!(Notice, "Waiting for end of BGSAVE for SYNC");
+    }
+}
+
+/// Redis's test: the newcomer has every capability of a replica the
+/// snapshot serves (that replica's stream since the fork is the one it
+/// will get).
+fn joinable(srv: &Server, s: &Sync, slot: usize) -> bool {
+    let caps = |slot: usize| state(srv).replicas.iter().find(|x| x.slot == slot).map(|x| (x.capa_eof, x.capa_psync2));
+    match (caps(slot), s.outs.iter().find_map(|o| caps(o.slot))) {
+        (Some((eof, psync2)), Some((e, p))) => (eof || !e) && (psync2 || !p),
+        _ => false,
+    }
 }
 
 fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
@@ -257,7 +304,7 @@ fn start(srv: &mut Server, slots: Vec<usize>, diskless: bool) {
             crate::log_at!(Notice, "{what} started by pid {pid}");
             // Our copy of the write end goes: the pipe ends with the child.
             let pipe = pipe.map(|(r, _w)| Pipe::new(r));
-            state_mut(srv).sync = Some(Sync { pid: Some(pid), outs, pipe, mark });
+            state_mut(srv).sync = Some(Sync { pid: Some(pid), outs, pipe, mark, offset });
         }
         Err(e) => {
             crate::log_at!(Warning, "Can't start the replication snapshot: {e}");

@@ -296,8 +296,11 @@ fn read_header<R: Read>(r: &mut Reader<R>) -> LResult<u32> {
     }
 }
 
-/// Load an RDB stream into `ks` (which the caller has emptied). Keys whose
-/// expiry has passed at `now_ms` are skipped and counted.
+/// Load an RDB stream into `ks` (which the caller has emptied). On a
+/// primary, keys whose expiry has passed at `now_ms` are skipped and
+/// counted; a replica (`replicaof` set) keeps them, as Redis 7.0 does:
+/// they go when its primary's DEL arrives, its reads hiding them until
+/// then.
 pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LResult<LoadStats> {
     load_with(ks, inp, cfg, now_ms, || ())
 }
@@ -314,6 +317,7 @@ pub fn load_with<R: Read>(
     let version = read_header(&mut r)?;
     let lim = Limits3::of(cfg);
     let mut stats = LoadStats::default();
+    let skip_expired = cfg.replicaof().is_none();
     let (mut db, mut expire) = (0usize, None::<i64>);
     let (mut key, mut scratch) = (Vec::new(), Vec::new());
     loop {
@@ -357,7 +361,7 @@ pub fn load_with<R: Read>(
                 let value = read_value(&mut r, t, &lim, &mut scratch)?;
                 let at = expire.take();
                 each_key();
-                if at.is_some_and(|at| at < now_ms) {
+                if skip_expired && at.is_some_and(|at| at < now_ms) {
                     stats.keys_expired += 1;
                     if stats.repl.is_some() {
                         stats.expired_keys.push((db, key.clone()));
