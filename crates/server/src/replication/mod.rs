@@ -31,7 +31,19 @@ pub use failover::{
     Request as FailoverRequest,
 };
 pub use link::LinkStream;
-pub use primary::{psync, replconf, wait, WaitOutcome};
+pub use primary::{replconf, wait, WaitOutcome};
+
+/// PSYNC replid offset (`psync` = None for SYNC): the primary's answer
+/// (see [`primary::psync`]); a full synchronization asked for while a
+/// snapshot child runs may join it.
+pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms: i64) -> Result<Vec<u8>, String> {
+    let was_replica = srv.clients.get(cid).is_some_and(|c| c.role == ClientRole::Replica);
+    let reply = primary::psync(srv, cid, psync, now_ms)?;
+    if !was_replica && primary::waiting(srv).contains(&cid) {
+        transfer::attach_or_wait(srv, cid);
+    }
+    Ok(reply)
+}
 pub use relay::{drop_retired as drop_retired_pipe, pipe_fd as relay_pipe_fd, Writer as RelayWriter};
 pub use replica::MasterLinkReady;
 pub use replica::{adopt_master_link, connected as master_connected, replicaof, stream_db, take_master_link};

@@ -187,7 +187,6 @@ pub fn psync(srv: &mut Server, cid: usize, psync: Option<(&[u8], &[u8])>, now_ms
     ensure_backlog(srv);
     add_replica(state_mut(srv), replica, now_ms);
     state_mut(srv).sync_counts[0] += 1;
-    super::transfer::attach_or_wait(srv, cid);
     Ok(Vec::new())
 }
 

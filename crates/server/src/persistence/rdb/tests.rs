@@ -144,6 +144,21 @@ fn expired_keys_are_skipped_and_counted() {
 }
 
 #[test]
+fn a_replica_keeps_expired_keys_for_its_primarys_del() {
+    let mut ks = Keyspace::new(2);
+    ks.dbs[1].set(b"gone", s(b"x"), Some(NOW - 1), false, NOW - 10);
+    ks.dbs[1].set(b"kept", s(b"y"), Some(NOW + 1), false, NOW - 10);
+    let opts = SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 };
+    let bytes = write_rdb(&ks, &[], Vec::new(), opts, 1234).unwrap();
+    let mut cfg = Config::default();
+    cfg.set_replicaof(Some(("127.0.0.1", 6379)));
+    let mut back = Keyspace::new(2);
+    let stats = load(&mut back, &bytes[..], &cfg, NOW).unwrap();
+    assert_eq!((stats.keys_loaded, stats.keys_expired), (2, 0));
+    assert_eq!(back.dbs[1].expire_of(b"gone"), Some(NOW - 1));
+}
+
+#[test]
 fn compression_shrinks_repetitive_strings() {
     let ks = sample();
     let packed =
