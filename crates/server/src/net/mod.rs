@@ -129,8 +129,7 @@ impl EventLoop {
         }
         let mut events = Events::with_capacity(1024);
         let mut ready = Vec::new();
-        // `watchdog-period`: a turn that runs past it is reported.
-        let watched = crate::watchdog::Work::on_this_thread();
+        let watched = crate::watchdog::Work::on_this_thread(); // a turn past `watchdog-period` is reported
         loop {
             // An eviction round that hit its time limit goes on next turn.
             let busy = !self.again.is_empty() || self.srv.evict.timer;
