@@ -35,8 +35,7 @@ pub fn new_server(config: Config) -> (server::Server, &'static dispatch::Registr
     let mut srv = server::Server::new(config, reg.len(), persistence, scripting);
     srv.replication = replication::new_part();
     srv.script_may_write = Some(scripting::may_write);
-    srv.script_declares_writes = Some(scripting::declares_writes);
-    srv.evict.script_denies_oom = Some(scripting::denies_oom);
+    srv.script_cmd_flags = Some(scripting::cmd_flags);
     srv.evict.not_counted = Some(not_counted_for_evict);
     srv.acl = server::acl::Acl::new(dispatch::permissions::catalog(reg));
     srv.client_info_line = Some(commands::client::info_line);

@@ -162,13 +162,9 @@ fn check_memory(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), St
         return Ok(());
     }
     let srv = &*ctx.srv;
-    let denies = |id: usize, args: &resp::Args| {
-        let s = ctx.reg.spec(id);
-        s.flags & flags::DENYOOM != 0 || script_denies_oom(srv, s, args.len(), |i| args.get(&[], i))
-    };
+    let denies = |id: usize, args: &resp::Args| queued_flags(srv, ctx.reg.spec(id), args) & flags::DENYOOM != 0;
     let tx = srv.clients.get(ctx.cid).and_then(|c| c.tx.as_ref());
-    let deny = spec.flags & flags::DENYOOM != 0
-        || script_denies_oom(srv, spec, argv.len(), |i| argv.get(i))
+    let deny = command_flags(srv, spec, argv) & flags::DENYOOM != 0
         || (spec.name == "exec" && tx.is_some_and(|tx| tx.queued.iter().any(|(id, a)| denies(*id, a))))
         || (tx.is_some() && !matches!(spec.name, "exec" | "discard" | "quit" | "reset"));
     if deny {
@@ -177,12 +173,24 @@ fn check_memory(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Result<(), St
     Ok(())
 }
 
-/// An EVAL/EVALSHA/FCALL whose script declared flags without `allow-oom`
-/// (or `no-writes`) counts as denyoom, as Redis derives its command flags.
-fn script_denies_oom<'a>(srv: &Server, spec: &CommandSpec, argc: usize, arg: impl Fn(usize) -> &'a [u8]) -> bool {
-    match (srv.evict.script_denies_oom, spec.name) {
-        (Some(hook), "eval" | "evalsha" | "fcall") if argc > 1 => hook(srv, spec.name, arg(1)),
-        _ => false,
+/// The flags the guards judge a command by: a script command takes the
+/// write, denyoom and stale flags its script declared (Redis's
+/// `getCommandFlags`). Only the cold guards pay for the lookup.
+fn command_flags(srv: &Server, spec: &CommandSpec, argv: &Argv) -> u32 {
+    script_flags(srv, spec, (argv.len() > 1).then(|| argv.get(1)))
+}
+
+/// [`command_flags`] of a command queued in a transaction.
+fn queued_flags(srv: &Server, spec: &CommandSpec, args: &resp::Args) -> u32 {
+    script_flags(srv, spec, (args.len() > 1).then(|| args.get(&[], 1)))
+}
+
+fn script_flags(srv: &Server, spec: &CommandSpec, first: Option<&[u8]>) -> u32 {
+    match (srv.script_cmd_flags, spec.name, first) {
+        (Some(hook), "eval" | "evalsha" | "fcall" | "eval_ro" | "evalsha_ro" | "fcall_ro", Some(first)) => {
+            hook(srv, spec.name, spec.flags, first)
+        }
+        _ => spec.flags,
     }
 }
 
@@ -240,31 +248,19 @@ fn replica_write_verdict(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> Resu
     // EXEC is judged by what it would run, as Redis does.
     let queued = |bit: u32, want: bool| {
         spec.name == "exec"
-            && c.tx
-                .as_ref()
-                .is_some_and(|tx| tx.queued.iter().any(|(id, _)| (ctx.reg.spec(*id).flags & bit != 0) == want))
+            && c.tx.as_ref().is_some_and(|tx| {
+                tx.queued.iter().any(|(id, a)| (queued_flags(srv, ctx.reg.spec(*id), a) & bit != 0) == want)
+            })
     };
-    // A script that declared flags without `no-writes` is a write command.
-    let script_writes = |s: &CommandSpec, first: Option<&[u8]>| match (srv.script_declares_writes, s.name, first) {
-        (Some(hook), "eval" | "evalsha" | "fcall", Some(first)) => hook(srv, s.name, first),
-        _ => false,
-    };
-    let queued_script_writes = spec.name == "exec"
-        && c.tx.as_ref().is_some_and(|tx| {
-            tx.queued.iter().any(|(id, a)| script_writes(ctx.reg.spec(*id), (a.len() > 1).then(|| a.get(&[], 1))))
-        });
-    let writes = spec.flags & flags::WRITE != 0
-        || queued(flags::WRITE, true)
-        || script_writes(spec, (argv.len() > 1).then(|| argv.get(1)))
-        || queued_script_writes;
+    let own = command_flags(srv, spec, argv);
     let d = &srv.denials;
-    if (d.readonly_replica || d.too_few_replicas) && writes {
+    if (d.readonly_replica || d.too_few_replicas) && (own & flags::WRITE != 0 || queued(flags::WRITE, true)) {
         if d.readonly_replica {
             return Err("READONLY You can't write against a read only replica.".to_string());
         }
         return Err("NOREPLICAS Not enough good replicas to write.".to_string());
     }
-    if d.stale_replica && (spec.flags & flags::STALE == 0 || queued(flags::STALE, false)) {
+    if d.stale_replica && (own & flags::STALE == 0 || queued(flags::STALE, false)) {
         return Err("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.".to_string());
     }
     Ok(())

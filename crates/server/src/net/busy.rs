@@ -9,7 +9,10 @@
 //! the busy guard answers -BUSY to all but allow-busy commands (SCRIPT KILL,
 //! SHUTDOWN NOSAVE, MULTI...), so nothing is queued, lost or reordered.
 //! Connections whose input was read before the script began are served
-//! too: they raise no new event.
+//! too: they raise no new event. Connections that closed or failed are
+//! dropped right away, as Redis frees them while a script is busy: a
+//! replica gone shows in the INFO the script reads (`connected_slaves`,
+//! `min-replicas-to-write`).
 //!
 //! The poller reaches the loop's parts (poll, listeners, connections and
 //! the work lists) through raw pointers taken when `run` starts; the server
@@ -21,7 +24,7 @@ use std::time::Duration;
 
 use mio::{Events, Poll};
 
-use super::{accept_from, Close, Conn, EventLoop, LISTENER_BASE};
+use super::{accept_from, close_conn, Close, Conn, EventLoop, LISTENER_BASE};
 use crate::dispatch::Registry;
 use crate::server::{unix_ms, Server, Slab};
 
@@ -33,6 +36,7 @@ pub(super) struct BusyPoller {
     again: *mut Vec<usize>,
     to_flush: *mut Vec<usize>,
     to_close: *mut Vec<(usize, Close)>,
+    held: *mut Vec<(usize, u64)>,
     scratch: *mut Vec<u8>,
     reg: &'static Registry,
     events: Events,
@@ -50,6 +54,7 @@ impl BusyPoller {
             again: addr_of_mut!(ev.again),
             to_flush: addr_of_mut!(ev.to_flush),
             to_close: addr_of_mut!(ev.to_close),
+            held: addr_of_mut!(ev.held),
             scratch: addr_of_mut!(ev.scratch),
             reg: ev.reg,
             events: Events::with_capacity(256),
@@ -89,6 +94,7 @@ impl crate::server::BusyHook for BusyPoller {
         for slot in ready {
             self.serve_one(srv, slot, now);
         }
+        self.close_gone(srv);
     }
 }
 
@@ -121,8 +127,26 @@ impl BusyPoller {
             Ok(false) => {}
             Err(e) => return to_close.push((slot, Close::Gone(e.to_string()))),
         }
+        if conn.input_finished() && conn.pending_out() == 0 {
+            return to_close.push((slot, Close::Gone("client closed connection".into())));
+        }
         if conn.read_more || conn.eof {
             again.push(slot);
+        }
+    }
+
+    /// Drop the connections waiting to close; the running client's (out of
+    /// the slab) stays on the list for the loop.
+    fn close_gone(&mut self, srv: &mut Server) {
+        // SAFETY: see `new`.
+        let (poll, conns, to_close, held) =
+            unsafe { (&*self.poll, &mut *self.conns, &mut *self.to_close, &mut *self.held) };
+        for (slot, why) in std::mem::take(to_close) {
+            if conns.get(slot).is_some() {
+                close_conn(srv, conns, held, poll, slot, why);
+            } else {
+                to_close.push((slot, why));
+            }
         }
     }
 }

@@ -221,6 +221,38 @@ impl EventLoop {
     }
 }
 
+/// Drop connection `slot` and everything the server keeps for its client
+/// (also while a busy script runs, see `busy.rs`).
+fn close_conn(
+    srv: &mut Server,
+    conns: &mut Slab<Box<Conn>>,
+    held: &mut Vec<(usize, u64)>,
+    poll: &Poll,
+    slot: usize,
+    why: Close,
+) {
+    let Some(mut conn) = conns.remove(slot) else {
+        return;
+    };
+    srv.blocking.unblock(slot);
+    srv.unwatch_all(slot);
+    srv.pubsub.drop_client(slot);
+    srv.tracking_off(slot);
+    srv.client_mem.forget(slot);
+    // The slot may be reused: held positions belong to this connection.
+    held.retain(|&(s, _)| s != slot);
+    if let Some(role) = srv.clients.get(slot).map(|c| c.role) {
+        crate::replication::client_closed(srv, slot, role);
+    }
+    let info = srv.clients.remove(slot);
+    let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
+    match why {
+        Close::Gone(msg) => crate::log_at!(Verbose, "Client {addr} closed: {msg}"),
+        Close::Limit(msg) => crate::log_at!(Warning, "{msg}: client addr={addr}"),
+    }
+    let _ = poll.registry().deregister(&mut conn.stream);
+}
+
 /// Accept every pending connection on `listener` (also used while a script is busy).
 /// A connection refused by protected mode is queued in `again`, where its
 /// DENIED reply is written (once the TLS handshake is done, on TLS).
@@ -686,26 +718,7 @@ impl EventLoop {
     }
 
     fn close_one(&mut self, slot: usize, why: Close) {
-        let Some(mut conn) = self.conns.remove(slot) else {
-            return;
-        };
-        self.srv.blocking.unblock(slot);
-        self.srv.unwatch_all(slot);
-        self.srv.pubsub.drop_client(slot);
-        self.srv.tracking_off(slot);
-        self.srv.client_mem.forget(slot);
-        // The slot may be reused: held positions belong to this connection.
-        self.held.retain(|&(s, _)| s != slot);
-        if let Some(role) = self.srv.clients.get(slot).map(|c| c.role) {
-            crate::replication::client_closed(&mut self.srv, slot, role);
-        }
-        let info = self.srv.clients.remove(slot);
-        let addr = info.as_ref().map_or(String::new(), |c| c.addr.clone());
-        match why {
-            Close::Gone(msg) => crate::log_at!(Verbose, "Client {addr} closed: {msg}"),
-            Close::Limit(msg) => crate::log_at!(Warning, "{msg}: client addr={addr}"),
-        }
-        let _ = self.poll.registry().deregister(&mut conn.stream);
+        close_conn(&mut self.srv, &mut self.conns, &mut self.held, &self.poll, slot, why);
     }
 
     /// Periodic work, `hz` times a second.

@@ -232,6 +232,7 @@ pub fn replica_gone(srv: &mut Server, slot: usize) {
         r.replicas.remove(i);
         crate::log_at!(Notice, "Connection with replica lost (slot {slot}).");
         super::stream::replica_gone(srv);
+        refresh_good_replicas(srv, crate::server::unix_ms());
     }
 }
 
@@ -247,6 +248,7 @@ pub fn set_online(srv: &mut Server, slot: usize, now_ms: i64, on_ack: bool) {
     if !on_ack {
         release(srv, slot);
     }
+    refresh_good_replicas(srv, now_ms);
     crate::log_at!(Notice, "Synchronization with replica succeeded (slot {slot})");
 }
 
@@ -355,9 +357,17 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
         srv.pending_kills.push(slot);
     }
     expire_backlog(srv, now_ms);
+    refresh_good_replicas(srv, now_ms);
+}
+
+/// Recount the good replicas behind `min-replicas-to-write`: every cron
+/// tick, and as soon as a replica goes online or away (Redis's
+/// `refreshGoodSlavesCount`), so a write right after either is judged by
+/// the new count (a script busy-polling INFO sees its replica leave).
+fn refresh_good_replicas(srv: &mut Server, now_ms: i64) {
     let min = cfg_num(srv, "min-replicas-to-write", 0);
     srv.denials.too_few_replicas = match good_replicas_if_enforced(srv, now_ms) {
-        Some(good) => good < min,
+        Some(good) => good < min && !super::is_replica(srv),
         None => false,
     };
 }

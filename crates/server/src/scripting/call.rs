@@ -86,6 +86,11 @@ pub fn execute(shared: &Shared, argv_owned: &resp::Args) -> Result<(), Vec<u8>> 
         }
         Lookup::Rejected(..) => return refused(srv, b"ERR Unknown Redis command called from script".to_vec()),
     };
+    // Redis's scriptVerifyAllowStale, before the ACL check.
+    if srv.denials.stale_replica && spec.flags & flags::STALE == 0 {
+        srv.stats.commands[id].rejected += 1;
+        return refused(srv, b"ERR Can not execute the command on a stale replica".to_vec());
+    }
     if let Some(why) = refused_by_acl(srv, spec, id, &argv) {
         srv.stats.commands[id].rejected += 1;
         let reason = match why {
@@ -131,9 +136,9 @@ fn refused_by_acl(
 
 /// Redis's rules for a command a script calls: no `noscript` commands; no
 /// writes (nor may-replicate commands) from read-only runs; and until the
-/// script's first write, none while the server refuses writes, since
-/// after one the script can no longer fail cleanly. Marks the run as
-/// having written.
+/// script's first write, none on a read-only replica (unless our primary
+/// runs the script) nor while the server refuses writes, since after one
+/// the script can no longer fail cleanly. Marks the run as having written.
 fn allowed(srv: &mut Server, spec: &dispatch::CommandSpec) -> Result<(), String> {
     if spec.flags & flags::NOSCRIPT != 0 && !srv.scripts_deny_off {
         return Err("ERR This Redis command is not allowed from script".into());
@@ -146,6 +151,9 @@ fn allowed(srv: &mut Server, spec: &dispatch::CommandSpec) -> Result<(), String>
         return Ok(());
     }
     if !run.wrote {
+        if srv.denials.readonly_replica && !super::obeyed(srv, run.cid) {
+            return Err("READONLY You can't write against a read only replica.".into());
+        }
         super::writes_refused(srv)?;
         // Over maxmemory when the script started: its first denyoom call
         // fails (after a write it could no longer fail cleanly).

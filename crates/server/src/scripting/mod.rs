@@ -309,34 +309,42 @@ pub fn may_write(srv: &Server, command: &str, first: &[u8]) -> bool {
 /// The `allow-oom` bit of [`function::FLAG_NAMES`].
 const ALLOW_OOM: u8 = 1 << 1;
 
-/// `server::ScriptMayWrite` for the OOM guard (`Eviction::script_denies_oom`):
-/// whether the script EVAL/EVALSHA/FCALL (or their `_RO` forms) would run
-/// is denyoom, that is declared flags without `allow-oom` or `no-writes`
-/// (Redis's `scriptFlagsToCmdFlags`). Scripts without a shebang are not:
-/// their first denyoom call fails instead (see `call`).
-pub fn denies_oom(srv: &Server, command: &str, first: &[u8]) -> bool {
-    declared_without(srv, command, first, ALLOW_OOM | function::NO_WRITES)
-}
-
-/// `server::ScriptMayWrite` for the read-only replica guard
-/// (`Server::script_declares_writes`): declared flags without `no-writes`
-/// make the script a write command (Redis's `scriptFlagsToCmdFlags`).
-pub fn declares_writes(srv: &Server, command: &str, first: &[u8]) -> bool {
-    declared_without(srv, command, first, function::NO_WRITES)
-}
-
-/// Whether the script declared flags (functions always do) and none of `bits`.
-fn declared_without(srv: &Server, command: &str, first: &[u8], bits: u8) -> bool {
-    let sc = srv.scripting.get::<Scripting>();
-    let without = |f: ScriptFlags| f.declared && f.bits & bits == 0;
-    match command.trim_end_matches("_ro") {
-        "fcall" => sc.functions.find(first).is_some_and(|f| f.flags & bits == 0),
-        "evalsha" => normalize_sha(first).and_then(|k| sc.scripts.get(&k)).is_some_and(|s| without(s.flags)),
-        _ => match sc.scripts.get(&sha1_hex(first)) {
-            Some(s) => without(s.flags),
-            None => parse_shebang(first).is_ok_and(without),
-        },
+/// `server::ScriptCmdFlags` for the guards (`Server::script_cmd_flags`):
+/// EVAL/EVALSHA/FCALL (or their `_RO` forms) of a script that declared
+/// flags (functions always do) lose their own write, denyoom and stale
+/// flags and take the script's, as Redis's `scriptFlagsToCmdFlags`:
+/// write unless `no-writes`, denyoom unless `no-writes` or `allow-oom`,
+/// stale with `allow-stale`. A script without a shebang (whose first
+/// refused call fails instead, see `call`), or one not found, keeps the
+/// command's flags.
+pub fn cmd_flags(srv: &Server, command: &str, own: u32, first: &[u8]) -> u32 {
+    use crate::dispatch::flags::{DENYOOM, STALE, WRITE};
+    let Some(bits) = declared(srv, command, first) else { return own };
+    let mut flags = own & !(STALE | DENYOOM | WRITE);
+    if bits & (ALLOW_OOM | function::NO_WRITES) == 0 {
+        flags |= DENYOOM;
     }
+    if bits & function::NO_WRITES == 0 {
+        flags |= WRITE;
+    }
+    if bits & ALLOW_STALE != 0 {
+        flags |= STALE;
+    }
+    flags
+}
+
+/// The flags the script declared, if it did (functions always do).
+fn declared(srv: &Server, command: &str, first: &[u8]) -> Option<u8> {
+    let sc = srv.scripting.get::<Scripting>();
+    let flags = match command.trim_end_matches("_ro") {
+        "fcall" => return sc.functions.find(first).map(|f| f.flags),
+        "evalsha" => normalize_sha(first).and_then(|k| sc.scripts.get(&k)).map(|s| s.flags),
+        _ => match sc.scripts.get(&sha1_hex(first)) {
+            Some(s) => Some(s.flags),
+            None => parse_shebang(first).ok(),
+        },
+    };
+    flags.filter(|f| f.declared).map(|f| f.bits)
 }
 
 /// Where a script comes from: its body (EVAL) or its SHA (EVALSHA).
@@ -361,8 +369,13 @@ pub fn eval(ctx: &mut Ctx, src: Source, keys: &[&[u8]], args: &[&[u8]], readonly
     };
     let script = &sc.scripts[&sha];
     let (func_ref, flags) = (script.func_ref, script.flags);
+    // Without a shebang (Redis's compatibility mode) only a stale replica
+    // refuses the run itself.
+    if !flags.declared && ctx.srv.denials.stale_replica {
+        return ctx.r.error(MASTERDOWN);
+    }
     if flags.declared {
-        if let Err(msg) = check_declared(ctx.srv, flags.bits, readonly) {
+        if let Err(msg) = check_declared(ctx.srv, ctx.cid, flags.bits, readonly) {
             return ctx.r.error(&msg);
         }
         // An allow-oom script's calls ignore the OOM state (Redis's
@@ -420,7 +433,7 @@ pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], args: &[&[u8]], ro: boo
     let sc = ctx.srv.scripting.get::<Scripting>();
     let Some(f) = sc.functions.find(name) else { return ctx.r.error("ERR Function not found") };
     let (func_ref, flags) = (f.func_ref, f.flags);
-    if let Err(msg) = check_declared(ctx.srv, flags, ro) {
+    if let Err(msg) = check_declared(ctx.srv, ctx.cid, flags, ro) {
         return ctx.r.error(&msg);
     }
     ctx.srv.evict.pre_command_oom &= flags & ALLOW_OOM == 0;
@@ -429,15 +442,31 @@ pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], args: &[&[u8]], ro: boo
     run::run_script(ctx, target, ro || flags & function::NO_WRITES != 0, keys, args);
 }
 
+/// Redis's reply on a stale replica (`shared.masterdownerr`).
+const MASTERDOWN: &str = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+
+/// The `allow-stale` bit of [`function::FLAG_NAMES`].
+const ALLOW_STALE: u8 = 1 << 2;
+
 /// Redis's checks before a script that declared its flags (a function,
-/// or an EVAL with a shebang) runs: one that may write is refused while
-/// writes are refused for a disk error, through a `_RO` command, and
-/// without enough good replicas, and one without `allow-oom` when over
-/// `maxmemory` (met here inside MULTI/EXEC: a client's EVAL got the
-/// guard's OOM reply already).
-fn check_declared(srv: &Server, bits: u8, ro: bool) -> Result<(), String> {
+/// or an EVAL with a shebang) runs (`scriptPrepareForRun`): one without
+/// `allow-stale` is refused on a stale replica; one that may write on a
+/// read-only replica (unless our primary runs it), while writes are
+/// refused for a disk error, through a `_RO` command, and without enough
+/// good replicas; one without `allow-oom` when over `maxmemory`. Most are
+/// met only inside MULTI/EXEC: a client's EVAL got the guards' reply
+/// already.
+fn check_declared(srv: &Server, cid: usize, bits: u8, ro: bool) -> Result<(), String> {
+    if srv.denials.stale_replica && bits & ALLOW_STALE == 0 {
+        return Err("MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' \
+                    flag is not set on the script."
+            .into());
+    }
     if bits & function::NO_WRITES != 0 {
         return Ok(());
+    }
+    if srv.denials.readonly_replica && !obeyed(srv, cid) {
+        return Err("READONLY Can not run script with write flag on readonly replica".into());
     }
     let cfg = &srv.config;
     if srv.denials.bgsave_failed && cfg.stop_writes_on_bgsave_error && !cfg.save.is_empty() {
@@ -461,6 +490,12 @@ fn check_declared(srv: &Server, bits: u8, ro: bool) -> Result<(), String> {
         return Err("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'".into());
     }
     Ok(())
+}
+
+/// Whether client `cid` is our primary, whose scripts run whatever this
+/// replica's state (Redis's `mustObeyClient`).
+fn obeyed(srv: &Server, cid: usize) -> bool {
+    srv.clients.get(cid).is_some_and(|c| c.role == crate::server::ClientRole::Master)
 }
 
 /// Why the server refuses a write command right now (a script's first

@@ -96,6 +96,8 @@ pub(super) fn run_script(ctx: &mut Ctx, target: Target, readonly: bool, keys: &[
     let run = ctx.srv.scripting.get_mut::<Scripting>().running.take().expect("run state set above");
     ctx.srv.script_busy = None;
     ctx.srv.changes.end_atomic();
+    // `redis.set_repl` lasts for the run only.
+    ctx.srv.changes.set_withheld(0);
     ctx.replicate_nothing();
     if run.kill {
         // SAFETY: the run is over; `l` is idle.

@@ -14,6 +14,7 @@ use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 use super::{busy, libs, rand, Scripting, Shared, State, LUA_MEMORY_LIMIT};
 use super::{call, loaders, readonly, run, stack};
+use crate::server::changes;
 
 /// Lua GC pause (percent of the live heap to allocate before a cycle).
 const GC_PAUSE: c_int = 200;
@@ -102,7 +103,7 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
         ("acl_check_cmd", call::make_acl_check(&lua, shared)?),
         ("random", random(&lua, shared)?),
         ("randomseed", randomseed(&lua, shared)?),
-        ("set_repl", lua.create_function(set_repl)?),
+        ("set_repl", set_repl(&lua, shared)?),
     ];
     for (name, f) in raising_fns {
         rust.raw_set(name, raising(&lua, f)?)?;
@@ -288,16 +289,28 @@ fn sha1hex(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, Value)> {
     Ok((Value::String(lua.create_string(super::sha1_hex(&text))?), Value::Nil))
 }
 
-/// `redis.set_repl(flags)`: accepted and ignored (no replication here).
-fn set_repl(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, Value)> {
-    if args.len() != 1 {
-        return fail(lua, "ERR redis.set_repl() requires one argument.");
-    }
-    match &args[0] {
-        Value::Number(n) if (0.0..=3.0).contains(n) && n.trunc() == *n => Ok((Value::Nil, Value::Nil)),
-        Value::Integer(0..=3) => Ok((Value::Nil, Value::Nil)),
-        _ => fail(lua, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."),
-    }
+/// `redis.set_repl(flags)`: where the script's next commands replay, as
+/// `REPL_AOF` and `REPL_REPLICA` bits (Redis's `PROPAGATE_*`); the flags
+/// are read as Lua's `tonumber` and C's `(int)` do (a non-number is 0).
+fn set_repl(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Function> {
+    let shared = shared.clone();
+    lua.create_function(move |lua, args: MultiValue| {
+        // SAFETY: called from a script, see `Shared::server`.
+        let Some(srv) = (unsafe { shared.server() }) else {
+            return fail(lua, "ERR redis.set_repl can only be called inside a script invocation");
+        };
+        if args.len() != 1 {
+            // Sic: Redis 7.0's text.
+            return fail(lua, "ERR redis.set_repl() requires two arguments.");
+        }
+        let flags = number(&args[0]).map_or(0, |n| n as i64);
+        let all = i64::from(changes::TO_AOF | changes::TO_REPLICAS);
+        if flags & !all != 0 {
+            return fail(lua, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+        }
+        srv.changes.set_withheld((!flags & all) as u8);
+        Ok((Value::Nil, Value::Nil))
+    })
 }
 
 fn setresp(lua: &Lua, shared: &Rc<Shared>) -> mlua::Result<Function> {

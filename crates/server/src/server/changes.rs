@@ -21,7 +21,9 @@
 //!    by the handlers themselves, see `notify`);
 //! 4. WATCH and clients blocked on keys (here, in the server layer).
 //!
-//! PUBLISH goes to the replicas only, as in Redis 7.0 (see [`split`]).
+//! PUBLISH goes to the replicas only, as in Redis 7.0, and a script's
+//! `redis.set_repl` may send its commands to one consumer or none (see
+//! [`split`]).
 //!
 //! A consumer that is off costs one branch: nothing is encoded unless a
 //! replay consumer is installed, and no key is copied unless someone
@@ -29,6 +31,8 @@
 use super::Server;
 
 mod split;
+
+pub use split::{TO_AOF, TO_REPLICAS};
 
 /// A replay consumer: receives the encoded commands of one hand-off.
 pub type ReplayConsumer = fn(&mut Server, &[u8]);
@@ -87,6 +91,9 @@ pub struct Changes {
     touched: Vec<Touched>,
     /// The running handler named the keys it changed (`Ctx::modified`).
     said: bool,
+    /// Consumers (`TO_*` bits) the running script's `redis.set_repl`
+    /// withholds its commands from; 0 outside scripts.
+    withheld: u8,
     /// The client whose command is being handed off (none for expiries
     /// from the cron), so the replication consumer can note the offset its
     /// WAIT must reach.
@@ -131,9 +138,8 @@ impl Changes {
         self.block_first = None;
         if self.multi_fed {
             self.multi_fed = false;
-            if let Some(db) = self.selected_db.filter(|_| self.split.diverged()) {
-                // Redis sends EXEC in the last command's db, to the AOF too.
-                self.select(db);
+            if self.split.diverged() {
+                self.select_for_exec();
             }
             resp::encode_command(&mut self.out, &[b"EXEC"]);
         }
@@ -233,7 +239,7 @@ impl Changes {
                 self.out.splice(at..at, multi);
                 self.split.shift(at, len);
                 if self.split.diverged() {
-                    self.aof_select_at(at);
+                    self.select_other_at(at);
                 }
             }
         }
@@ -248,8 +254,17 @@ impl Changes {
         }
     }
 
+    /// `redis.set_repl`: withhold the running script's next commands from
+    /// the consumers `withheld` names (`TO_*` bits; 0 when the run ends).
+    pub fn set_withheld(&mut self, withheld: u8) {
+        self.withheld = withheld;
+    }
+
     /// Replay the command's own argv and/or its translation.
     fn replay_command(&mut self, db: usize, argv: Request, dirty_moved: bool, mine: Option<Translation>) {
+        if self.withheld != 0 {
+            return self.replay_withheld(db, argv, dirty_moved, mine);
+        }
         let Some(t) = mine else {
             if dirty_moved {
                 self.prelude(db);
@@ -258,7 +273,7 @@ impl Changes {
             return;
         };
         if t.replicas_only {
-            return self.replay_to_replicas(db, argv);
+            return self.replay_to(split::Only::Replicas, db, |out| argv.push_to(out));
         }
         let with_argv = !t.replace && dirty_moved;
         let wrap = t.cmds.len() + usize::from(with_argv) > 1;

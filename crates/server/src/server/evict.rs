@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
-use super::{ScriptMayWrite, Server};
+use super::Server;
 use crate::allocator::used_memory;
 use crate::config::NOTIFY_EVICTED;
 use crate::engine::evict::{Policy, Pool, Sampling};
@@ -52,9 +52,6 @@ pub struct Eviction {
     /// Next db a random policy draws from (round robin, as Redis).
     next_db: usize,
     rng: u64,
-    /// Whether the script an EVAL/EVALSHA/FCALL runs is denyoom (declared
-    /// flags without `allow-oom` or `no-writes`); installed by scripting.
-    pub script_denies_oom: Option<ScriptMayWrite>,
     /// Memory `maxmemory` does not count (Redis's
     /// `freeMemoryGetNotCountedMemory`: the AOF buffer, replicas' output
     /// buffers), summed by the layers that own those buffers; installed

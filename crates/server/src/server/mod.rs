@@ -370,6 +370,10 @@ pub type ReplPosition = fn(&Server) -> Option<(i64, i64)>;
 /// (`eval`, `evalsha`, `fcall`) and its first argument (body, SHA, name).
 pub type ScriptMayWrite = fn(&Server, &str, &[u8]) -> bool;
 
+/// The command flags a script command has as the guards judge it: the
+/// command's name and flags, and its first argument (body, SHA, name).
+pub type ScriptCmdFlags = fn(&Server, &str, u32, &[u8]) -> u32;
+
 /// Serves other clients while a script runs past `busy-reply-threshold`
 /// (the event loop installs it; scripting calls it).
 pub trait BusyHook {
@@ -467,10 +471,10 @@ pub struct Server {
     /// argument) may write, from the script's declared flags; installed by
     /// scripting. Without it every non-read-only script counts as a writer.
     pub script_may_write: Option<ScriptMayWrite>,
-    /// Whether such a script counts as a write command (declared flags
-    /// without `no-writes`, Redis's `scriptFlagsToCmdFlags`): a read-only
-    /// replica refuses it. Installed by scripting.
-    pub script_declares_writes: Option<ScriptMayWrite>,
+    /// The flags (write, denyoom, stale) such a script command has from
+    /// the flags its script declared (Redis's `scriptFlagsToCmdFlags`),
+    /// for the guards; installed by scripting.
+    pub script_cmd_flags: Option<ScriptCmdFlags>,
     /// Where the dataset stands in the replication stream (offset, the
     /// stream's db), for the RDB's `repl-*` aux fields; installed by
     /// replication, None while it has no history.
@@ -544,7 +548,7 @@ impl Server {
             pause: None,
             pauses: Default::default(),
             script_may_write: None,
-            script_declares_writes: None,
+            script_cmd_flags: None,
             repl_position: None,
             evict: Default::default(),
             lazyfree: Default::default(),

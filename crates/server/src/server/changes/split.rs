@@ -1,17 +1,20 @@
-//! Replay meant for the replicas only: Redis 7.0 propagates PUBLISH and
+//! Replay meant for one consumer only. Redis 7.0 propagates PUBLISH and
 //! SPUBLISH (outside cluster mode) to replicas but not to the AOF
 //! (`forceCommandPropagation(c, PROPAGATE_REPL)`), so subscribers of a
-//! replica hear what the primary's hear.
+//! replica hear what the primary's hear; and a script's `redis.set_repl`
+//! sends the commands it runs next to the AOF only, the replicas only, or
+//! neither (the propagation targets of Redis's `call()`).
 //!
 //! The stream's bytes stay one buffer; the rare parts one consumer must
 //! not see are listed here, and a hand-off that has any gives each
-//! consumer its own copy. The AOF then keeps its own idea of the selected
+//! consumer its own copy. Each consumer keeps its own idea of the selected
 //! database, as Redis's `aof_selected_db` and `slaveseldb` are separate:
-//! a replicas-only `SELECT` does not move the AOF's, and the next command
+//! a one-consumer `SELECT` does not move the other's, and the next command
 //! both take selects again for whichever of them is elsewhere. MULTI and
 //! EXEC of a block go to both, as Redis's `propagatePendingCommands`
-//! sends them with `PROPAGATE_AOF|PROPAGATE_REPL`.
-use super::{Changes, Request};
+//! sends them with `PROPAGATE_AOF|PROPAGATE_REPL`, in the db of the
+//! block's first and last command.
+use super::{Changes, Request, Translation};
 
 /// The one consumer a part of the stream is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +22,11 @@ pub(super) enum Only {
     Aof,
     Replicas,
 }
+
+/// Replay consumers as bits (Redis's `PROPAGATE_AOF`, `PROPAGATE_REPL`):
+/// what `redis.set_repl` withholds a script's commands from.
+pub const TO_AOF: u8 = 1;
+pub const TO_REPLICAS: u8 = 2;
 
 /// Parts of `Changes::out` only one consumer takes, and the AOF's
 /// database while it differs from the replicas'.
@@ -28,6 +36,9 @@ pub(super) struct Split {
     /// `Some(db)`: the AOF's selected database, which differs from
     /// `Changes::selected_db` (the replicas'). `None`: they agree.
     aof_db: Option<Option<usize>>,
+    /// The database of the last one-consumer command: while the two
+    /// differ, the block's last (or, at MULTI, first) command was one.
+    last_db: usize,
 }
 
 impl Split {
@@ -76,12 +87,32 @@ impl Split {
 }
 
 impl Changes {
+    /// The database `to` has selected.
+    fn db_of(&self, to: Only) -> Option<usize> {
+        match to {
+            Only::Replicas => self.selected_db,
+            Only::Aof => self.split.aof_db.unwrap_or(self.selected_db),
+        }
+    }
+
+    /// `to` is now in `db`; the other consumer stays where it is.
+    fn set_db(&mut self, to: Only, db: Option<usize>) {
+        match to {
+            Only::Replicas => {
+                let aof = self.db_of(Only::Aof);
+                self.selected_db = db;
+                self.split.aof_db = (aof != db).then_some(aof);
+            }
+            Only::Aof => self.split.aof_db = (db != self.selected_db).then_some(db),
+        }
+    }
+
     /// SELECT `db` for whichever consumer is elsewhere (the shared path
     /// when both are, the common case), after which both are in `db`.
     #[cold]
     pub(super) fn select(&mut self, db: usize) {
         let replicas = self.selected_db != Some(db);
-        let aof = self.split.aof_db.map_or(replicas, |a| a != Some(db));
+        let aof = self.db_of(Only::Aof) != Some(db);
         let start = self.out.len();
         encode_select(&mut self.out, db);
         if aof != replicas {
@@ -92,45 +123,107 @@ impl Changes {
         self.split.aof_db = None;
     }
 
-    /// MULTI went in at `at`, before a block's first command: Redis sends
-    /// it in that command's db (the replicas' now), so the AOF, elsewhere,
-    /// selects that db first.
+    /// MULTI went in at `at`, before a block's first command, which went
+    /// to one consumer only: Redis sends MULTI in that command's db, so
+    /// the other consumer, elsewhere, selects that db first.
     #[cold]
-    pub(super) fn aof_select_at(&mut self, at: usize) {
-        let Some(db) = self.selected_db else { return };
+    pub(super) fn select_other_at(&mut self, at: usize) {
+        let db = self.split.last_db;
+        let other = if self.selected_db == Some(db) { Only::Aof } else { Only::Replicas };
         let mut select = Vec::new();
         encode_select(&mut select, db);
         let len = select.len();
         self.out.splice(at..at, select);
         self.split.shift(at, len);
-        self.split.parts.push((at..at + len, Only::Aof));
+        self.split.parts.push((at..at + len, other));
+        self.selected_db = Some(db);
         self.split.aof_db = None;
     }
 
-    /// Replay `argv` (run against `db`) to the replicas only. With no
-    /// replicas it is dropped; with no AOF it is an ordinary replay.
-    pub(super) fn replay_to_replicas(&mut self, db: usize, argv: Request) {
-        if self.consumers.replicas.is_none() {
+    /// EXEC of a block whose last command went to one consumer only: the
+    /// other selects that command's db first, as Redis sends EXEC there.
+    #[cold]
+    pub(super) fn select_for_exec(&mut self) {
+        self.select(self.split.last_db);
+    }
+
+    /// Replay one command (`push` writes it), run against `db`, to `to`
+    /// only. With no such consumer it is dropped; with no other consumer
+    /// it is an ordinary replay.
+    pub(super) fn replay_to(&mut self, to: Only, db: usize, push: impl FnOnce(&mut Vec<u8>)) {
+        let (mine, other) = match to {
+            Only::Aof => (self.consumers.aof, self.consumers.replicas),
+            Only::Replicas => (self.consumers.replicas, self.consumers.aof),
+        };
+        if mine.is_none() {
             return;
         }
-        if self.consumers.aof.is_none() {
+        if other.is_none() {
             self.prelude(db);
-            argv.push_to(&mut self.out);
-            return;
+            return push(&mut self.out);
         }
         self.open_multi();
-        if self.selected_db != Some(db) {
+        if self.db_of(to) != Some(db) {
             let start = self.out.len();
             encode_select(&mut self.out, db);
-            self.split.parts.push((start..self.out.len(), Only::Replicas));
-            let aof_db = self.split.aof_db.unwrap_or(self.selected_db);
-            self.selected_db = Some(db);
-            self.split.aof_db = (aof_db != Some(db)).then_some(aof_db);
+            self.split.parts.push((start..self.out.len(), to));
+            self.set_db(to, Some(db));
         }
+        self.split.last_db = db;
         self.mark_block_first();
         let start = self.out.len();
-        argv.push_to(&mut self.out);
-        self.split.parts.push((start..self.out.len(), Only::Replicas));
+        push(&mut self.out);
+        self.split.parts.push((start..self.out.len(), to));
+    }
+
+    /// Replay the running command to the consumers `redis.set_repl` left
+    /// it (its PUBLISH to the replicas only, as ever). A command no
+    /// consumer that is on may have is not replayed at all, so it does not
+    /// count towards wrapping the script in MULTI/EXEC (Redis never
+    /// queues it: `alsoPropagate` checks `shouldPropagate`).
+    #[cold]
+    pub(super) fn replay_withheld(&mut self, db: usize, argv: Request, dirty_moved: bool, mine: Option<Translation>) {
+        let forced = mine.as_ref().is_some_and(|t| t.replicas_only);
+        let (replace, cmds) = mine.map_or((false, Vec::new()), |t| (t.replace, t.cmds));
+        let targets = if forced { TO_REPLICAS } else { TO_AOF | TO_REPLICAS } & !self.withheld;
+        if targets & self.installed() == 0 {
+            return;
+        }
+        let with_argv = forced || (!replace && dirty_moved);
+        let wrap = cmds.len() + usize::from(with_argv) > 1;
+        if wrap {
+            self.begin_atomic();
+        }
+        let to = match targets {
+            TO_AOF => Some(Only::Aof),
+            TO_REPLICAS => Some(Only::Replicas),
+            _ => None,
+        };
+        if with_argv {
+            self.replay_one(to, db, |out| argv.push_to(out));
+        }
+        for c in &cmds {
+            self.replay_one(to, db, |out| resp::encode_command(out, c));
+        }
+        if wrap {
+            self.end_atomic();
+        }
+    }
+
+    /// One command to `to`, or to both consumers.
+    fn replay_one(&mut self, to: Option<Only>, db: usize, push: impl FnOnce(&mut Vec<u8>)) {
+        match to {
+            Some(to) => self.replay_to(to, db, push),
+            None => {
+                self.prelude(db);
+                push(&mut self.out);
+            }
+        }
+    }
+
+    /// The consumers that are on, as `TO_*` bits.
+    fn installed(&self) -> u8 {
+        (u8::from(self.consumers.aof.is_some()) * TO_AOF) | (u8::from(self.consumers.replicas.is_some()) * TO_REPLICAS)
     }
 }
 
@@ -141,6 +234,7 @@ fn encode_select(out: &mut Vec<u8>, db: usize) {
 #[cfg(test)]
 mod tests {
     use super::super::{Changes, Request};
+    use super::*;
 
     fn both() -> Changes {
         let mut c = Changes::default();
@@ -164,7 +258,7 @@ mod tests {
 
     fn publish(c: &mut Changes, db: usize) {
         let args = resp::Args::from_parts([&b"PUBLISH"[..], b"c", b"m"]);
-        c.replay_to_replicas(db, Request { frame: &[], args: &args });
+        c.replay_to(Only::Replicas, db, |out| Request { frame: &[], args: &args }.push_to(out));
     }
 
     #[test]
