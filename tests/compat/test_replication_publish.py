@@ -9,14 +9,12 @@ primary (AOF on, a raw SYNC attached) must give the same replication
 stream and AOF; and subscribers of a replica hear what is published on
 its primary, for each pairing of Volley and redis-server.
 """
-import glob
-import os
-import socket
 import time
 
 import pytest
 import redis
 
+from replstream import SyncStream, aof_commands
 from servers import start_redis, start_volley, wait_for
 
 # (db, command) run in order on the primary.
@@ -43,61 +41,6 @@ COMMANDS = [
 ]
 
 
-def encode(args):
-    out = [f"*{len(args)}\r\n".encode()]
-    for a in args:
-        a = a.encode() if isinstance(a, str) else a
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def parse_commands(buf):
-    """The RESP commands in `buf` (whole ones only), PINGs left out."""
-    cmds, i = [], 0
-    while i < len(buf):
-        if buf[i:i + 1] == b"\n":  # a primary's keep-alive newline
-            i += 1
-            continue
-        end = buf.index(b"\r\n", i)
-        n, i, args = int(buf[i + 1:end]), end + 2, []
-        for _ in range(n):
-            end = buf.index(b"\r\n", i)
-            size = int(buf[i + 1:end])
-            args.append(buf[end + 2:end + 2 + size].decode())
-            i = end + 2 + size + 2
-        if args[0].upper() != "PING":
-            cmds.append(args)
-    return cmds
-
-
-class SyncStream:
-    """A raw SYNC, as the Tcl suite's attach_to_replication_stream."""
-
-    def __init__(self, srv):
-        self.sock = socket.create_connection((srv.host, srv.port), timeout=10)
-        self.sock.sendall(b"SYNC\r\n")
-        buf = b""
-        while True:
-            buf += self.sock.recv(65536)
-            buf = buf.lstrip(b"\n")
-            if b"\r\n" in buf:
-                head, rest = buf.split(b"\r\n", 1)
-                size = int(head[1:])
-                break
-        while len(rest) < size:
-            rest += self.sock.recv(65536)
-        self.buf = rest[size:]
-
-    def commands(self, until):
-        """What streamed, once a command equal to `until` arrived."""
-        deadline = time.monotonic() + 10
-        while until not in parse_commands(self.buf):
-            assert time.monotonic() < deadline, parse_commands(self.buf)
-            self.sock.settimeout(max(0.1, deadline - time.monotonic()))
-            self.buf += self.sock.recv(65536)
-        return parse_commands(self.buf)
-
-
 def run_commands(srv):
     conns = {db: redis.Redis(host=srv.host, port=srv.port, db=db, protocol=2) for db in (0, 5)}
     for entry in COMMANDS:
@@ -111,13 +54,6 @@ def run_commands(srv):
                 p.execute()
         else:
             r.execute_command(*entry[1])
-
-
-def aof_commands(srv):
-    files = sorted(glob.glob(os.path.join(srv.dir, "appendonlydir", "*.incr.aof")))
-    assert len(files) == 1, files
-    with open(files[0], "rb") as f:
-        return parse_commands(f.read())
 
 
 def stream_and_aof(start):

@@ -44,3 +44,25 @@ def test_replica_refuses_scripts_that_declare_writes():
         attach(primary, replica)
         with pytest.raises(redis.exceptions.ExecAbortError, match="^Transaction discarded because of: READONLY"):
             tx.execute_command("EXEC")
+
+
+def test_a_replica_refuses_a_scripts_first_write_and_a_stale_replica_its_scripts():
+    with start_volley("--repl-diskless-sync-delay", "0") as primary, start_volley() as replica:
+        attach(primary, replica)
+        rr = client(replica)
+        # No shebang: the script runs, its first write is refused (inside
+        # EXEC too, where nothing judged it before).
+        tx = rr.pipeline(transaction=True)
+        tx.eval("redis.call('set','x',1) return 1", 1, "x")
+        with pytest.raises(redis.exceptions.ReadOnlyError,
+                           match="caused error: You can't write against a read only replica. script: "):
+            tx.execute()
+        rr.config_set("replica-serve-stale-data", "no")
+        rr.replicaof("127.0.0.1", "1")
+        masterdown = "Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+        for script in ("return redis.call('get','x')", "#!lua flags=no-writes\nreturn 1"):
+            with pytest.raises(redis.exceptions.ResponseError, match=f"^{masterdown}$"):
+                rr.eval(script, 0)
+        assert rr.eval("#!lua flags=allow-stale,no-writes\nreturn redis.call('echo','ok')", 0) == b"ok"
+        with pytest.raises(redis.exceptions.ResponseError, match="Can not execute the command on a stale replica"):
+            rr.eval("#!lua flags=allow-stale,no-writes\nreturn redis.call('get','x')", 0)

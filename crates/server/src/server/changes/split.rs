@@ -318,4 +318,55 @@ mod tests {
         publish(&mut c, 0);
         assert!(c.out.is_empty());
     }
+
+    /// A script's INCR x in `db` while `redis.set_repl` withholds it from
+    /// the consumers `withheld` names.
+    fn incr_withheld(c: &mut Changes, db: usize, withheld: u8) {
+        let args = resp::Args::from_parts([&b"INCR"[..], b"x"]);
+        c.set_withheld(withheld);
+        c.replay_command(db, Request { frame: &[], args: &args }, true, None);
+        c.set_withheld(0);
+    }
+
+    #[test]
+    fn an_aof_only_command_moves_only_the_aofs_database() {
+        let mut c = both();
+        c.replay(0, &[b"INCR", b"x"]);
+        incr_withheld(&mut c, 5, TO_REPLICAS);
+        c.replay(0, &[b"INCR", b"x"]);
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL0}{INCR}{SEL5}{INCR}{SEL0}{INCR}"));
+        assert_eq!(replicas, format!("{SEL0}{INCR}{INCR}"));
+    }
+
+    #[test]
+    fn multi_and_exec_go_in_the_dbs_of_one_consumer_commands() {
+        let mut c = both();
+        c.selected_db = Some(0);
+        c.begin_atomic();
+        incr_withheld(&mut c, 5, TO_REPLICAS);
+        c.replay(0, &[b"INCR", b"x"]);
+        incr_withheld(&mut c, 5, TO_AOF);
+        c.end_atomic();
+        let (aof, replicas) = apart(&mut c);
+        assert_eq!(aof, format!("{SEL5}{MULTI}{INCR}{SEL0}{INCR}{SEL5}{EXEC}"));
+        assert_eq!(replicas, format!("{SEL5}{MULTI}{SEL0}{INCR}{SEL5}{INCR}{EXEC}"));
+        assert!(!c.split.diverged());
+    }
+
+    #[test]
+    fn a_command_withheld_from_both_is_not_replayed_nor_counted_for_multi() {
+        let mut c = both();
+        c.selected_db = Some(0);
+        c.begin_atomic();
+        incr_withheld(&mut c, 0, TO_AOF | TO_REPLICAS);
+        c.replay(0, &[b"INCR", b"x"]);
+        c.end_atomic();
+        assert_eq!(apart(&mut c), (INCR.to_string(), INCR.to_string()));
+        // Withheld from the only consumer that is on: the same.
+        let mut c = Changes::default();
+        c.consumers.aof = Some(|_, _| {});
+        incr_withheld(&mut c, 0, TO_AOF);
+        assert!(c.out.is_empty());
+    }
 }
