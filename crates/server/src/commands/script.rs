@@ -4,7 +4,8 @@
 use crate::dispatch::flags::*;
 use crate::dispatch::{Argv, CommandSpec, Ctx, Registry};
 use crate::engine::numeric::parse_i64;
-use crate::scripting::{self, KillOutcome, Scripting, Source};
+use crate::scripting::{self, ldb_session, KillOutcome, Scripting, Source};
+use crate::server::LuaDebug;
 use crate::spec;
 
 const NONE: (i32, i32, i32) = (0, 0, 0);
@@ -52,9 +53,34 @@ fn eval_generic(ctx: &mut Ctx, argv: &Argv, by_sha: bool, readonly: bool) {
     if !ctx.srv.pubsub.monitors.is_empty() {
         crate::dispatch::feed_monitors(ctx, argv);
     }
+    let debug = ctx.client().lua_debug;
+    if debug != LuaDebug::Off {
+        return eval_debugging(ctx, argv, by_sha, readonly, debug);
+    }
     let Some((keys, args)) = keys_and_args(ctx, argv, "ERR value is not an integer or out of range") else { return };
     let src = if by_sha { Source::Sha(argv.get(1)) } else { Source::Body(argv.get(1)) };
     scripting::eval(ctx, src, &keys, &args, readonly);
+}
+
+/// EVAL under SCRIPT DEBUG: the session wraps the whole command, argument
+/// checks included, as in Redis.
+fn eval_debugging(ctx: &mut Ctx, argv: &Argv, by_sha: bool, readonly: bool, mode: LuaDebug) {
+    if by_sha {
+        let msg = if argv.get(1).len() != 40 {
+            "NOSCRIPT No matching script. Please use EVAL."
+        } else {
+            "ERR Please use EVAL instead of EVALSHA for debugging"
+        };
+        return ctx.r.error(msg);
+    }
+    let body = argv.get(1);
+    if let ldb_session::Started::Done = ldb_session::start(ctx, body, mode) {
+        return;
+    }
+    if let Some((keys, args)) = keys_and_args(ctx, argv, "ERR value is not an integer or out of range") {
+        scripting::eval(ctx, Source::Body(body), &keys, &args, readonly);
+    }
+    ldb_session::end(ctx, mode);
 }
 
 /// The keys and then the other arguments of a script or function call.
@@ -129,8 +155,21 @@ pub(super) fn kill(ctx: &mut Ctx, function: bool) {
     }
 }
 
-fn script_debug(ctx: &mut Ctx, _argv: &Argv) {
-    ctx.r.error("ERR SCRIPT DEBUG is not supported");
+/// SCRIPT DEBUG YES|SYNC|NO: how this client's next EVALs are debugged.
+fn script_debug(ctx: &mut Ctx, argv: &Argv) {
+    // Redis refuses while replies are waiting to be written: a session
+    // writes to the connection directly and would overtake them.
+    if !ctx.r.is_empty() {
+        return ctx.r.error("ERR SCRIPT DEBUG must be called outside a pipeline");
+    }
+    let mode = match argv.get(2).to_ascii_lowercase().as_slice() {
+        b"no" => LuaDebug::Off,
+        b"yes" => LuaDebug::Forked,
+        b"sync" => LuaDebug::Sync,
+        _ => return ctx.r.error("ERR Use SCRIPT DEBUG YES/SYNC/NO"),
+    };
+    ldb_session::set_mode(ctx, mode);
+    ctx.r.ok();
 }
 
 const HELP: &[&str] = &[

@@ -51,6 +51,10 @@ impl<'a> Reply<'a> {
     pub fn len(&self) -> usize {
         self.buf.len()
     }
+    /// Everything in the buffer (a forked debugging session writes it itself).
+    pub fn bytes(&self) -> &[u8] {
+        self.buf
+    }
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }

@@ -20,7 +20,7 @@ use super::spill::Spill;
 use super::transport::Stream;
 use crate::dispatch::{self, Argv, Registry};
 use crate::engine::db;
-use crate::server::{client_evict, Buffers, ClientRole, Server};
+use crate::server::{client_evict, Buffers, ClientLink, ClientRole, LuaDebug, Server};
 
 /// Most bytes read from one connection per loop turn, for fairness.
 const READ_CAP: usize = 1 << 20;
@@ -395,6 +395,7 @@ impl Conn {
             if client.close_after_reply || srv.blocking.is_blocked(cid) {
                 return Ok(false);
             }
+            let debugging = client.lua_debug != LuaDebug::Off;
             let limits = Limits {
                 max_bulk_len: srv.config.proto_max_bulk_len,
                 auth_required: srv.acl.auth_required(client.authenticated),
@@ -406,7 +407,17 @@ impl Conn {
                     if !self.args.is_empty() {
                         let argv = Argv::new(frame, &self.args);
                         srv.call_clock.chain();
+                        if debugging {
+                            // An EVAL may open a debugging session on this
+                            // connection: it reads and writes the stream
+                            // directly (the stream is not touched otherwise
+                            // until the command returns).
+                            srv.client_link = Some(&mut self.stream as &mut dyn ClientLink as *mut dyn ClientLink);
+                        }
                         db::with_known_hash(known, || dispatch::execute(srv, reg, cid, &mut self.out, &argv, now));
+                        if debugging {
+                            srv.client_link = None;
+                        }
                     }
                     if from_primary {
                         crate::replication::applied(srv, &frame[..n]);

@@ -9,10 +9,13 @@
 //! records and writes them vectored).
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
 
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
+
+use crate::server::ClientLink;
 
 /// Ciphertext read from the socket in one `read()`: several full records.
 const TLS_READ: usize = 64 << 10;
@@ -219,6 +222,69 @@ impl Stream {
             Stream::Tls(s) => Some(&s.tls),
             _ => None,
         }
+    }
+}
+
+/// How long a debugging session's write waits for the peer (Redis sets a
+/// 5 s send timeout on the debugged connection).
+const LINK_SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Stream {
+    /// Wait until the socket is readable (`POLLIN`) or writable, up to
+    /// `deadline`; Err(TimedOut) past it.
+    fn wait_for(&self, events: libc::c_short, deadline: Option<Instant>) -> io::Result<()> {
+        loop {
+            let ms = match deadline {
+                None => -1,
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) => left.as_millis().min(i32::MAX as u128) as i32,
+                    None => return Err(io::ErrorKind::TimedOut.into()),
+                },
+            };
+            let mut pfd = libc::pollfd { fd: self.as_raw_fd(), events, revents: 0 };
+            // SAFETY: one valid pollfd for the stream's open socket.
+            let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+            match rc {
+                1.. => return Ok(()),
+                0 => return Err(io::ErrorKind::TimedOut.into()),
+                _ => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ClientLink for Stream {
+    fn read_blocking(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_for(libc::POLLIN, None)?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn write_all_blocking(&mut self, mut data: &[u8]) -> io::Result<()> {
+        let deadline = Some(Instant::now() + LINK_SEND_TIMEOUT);
+        while !data.is_empty() {
+            match self.write(data) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => data = &data[n..],
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_for(libc::POLLOUT, deadline)?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        while !self.send_queued()? {
+            self.wait_for(libc::POLLOUT, deadline)?;
+        }
+        Ok(())
     }
 }
 

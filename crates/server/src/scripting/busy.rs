@@ -63,16 +63,28 @@ unsafe fn every_line(l: *mut lua_State) {
     unsafe { ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT, HOOK_EVERY) };
 }
 
-unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
-    // SAFETY: a hook call on a thread of a state set up by `install`: the
-    // registry holds its `Shared`. Nothing with a destructor is alive when
-    // `lua_error` unwinds out of this frame.
+/// The `Shared` that `install` put in the registry of `l`'s state (null
+/// if none).
+///
+/// # Safety
+/// `l` is a live thread with room for one push.
+pub(super) unsafe fn shared_of(l: *mut lua_State) -> *const Shared {
+    // SAFETY: per the contract; the push is popped again.
     unsafe {
         ffi::lua_pushlightuserdata(l, &SHARED_KEY as *const u8 as *mut c_void);
         ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
         let shared = ffi::lua_touserdata(l, -1) as *const Shared;
         ffi::lua_settop(l, -2);
-        let Some(shared) = shared.as_ref() else { return };
+        shared
+    }
+}
+
+unsafe extern "C-unwind" fn hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
+    // SAFETY: a hook call on a thread of a state set up by `install`: the
+    // registry holds its `Shared`. Nothing with a destructor is alive when
+    // `lua_error` unwinds out of this frame.
+    unsafe {
+        let Some(shared) = shared_of(l).as_ref() else { return };
         if let Err(msg) = check(shared, l) {
             ffi::lua_pushstring(l, msg.as_ptr());
             ffi::lua_error(l);

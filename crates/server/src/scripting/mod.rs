@@ -25,6 +25,10 @@ mod busy;
 mod call;
 mod convert;
 pub mod function;
+mod ldb;
+mod ldb_lua;
+pub mod ldb_session;
+mod ldb_text;
 pub mod libs;
 mod loaders;
 mod rand;
@@ -70,6 +74,8 @@ pub(crate) struct Shared {
     registering: RefCell<Option<Vec<function::FunctionInfo>>>,
     /// When a loading library's top level runs out of time.
     load_deadline: Cell<Option<Instant>>,
+    /// The Lua debugger's session (SCRIPT DEBUG).
+    ldb: ldb::Ldb,
 }
 
 impl Shared {
@@ -175,6 +181,7 @@ impl Scripting {
             rand: Cell::new(rand::INITIAL_STATE),
             registering: RefCell::new(None),
             load_deadline: Cell::new(None),
+            ldb: ldb::Ldb::default(),
         });
         let state = sandbox::new_state(&shared).expect("building the Lua sandbox");
         let functions = function::Functions::new(&shared);

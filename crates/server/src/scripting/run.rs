@@ -74,6 +74,11 @@ pub(super) fn run_script(ctx: &mut Ctx, target: Target, readonly: bool, keys: &[
     // command propagates itself through `dispatch::call`), never the EVAL.
     ctx.srv.changes.begin_atomic();
     shared.srv.set(&mut *ctx.srv as *mut Server);
+    let debugging = shared.ldb.active();
+    if debugging {
+        // SAFETY: `l` is idle and its registry holds `shared`.
+        unsafe { super::ldb::install_hook(l) };
+    }
     let mut job =
         Job { keys, args, engine, globals_ref, runner_ref, func_ref, shared: &shared, reply: &mut ctx.r, sha };
     // SAFETY: `l` is the state's main thread, idle (no Lua runs outside
@@ -99,7 +104,7 @@ pub(super) fn run_script(ctx: &mut Ctx, target: Target, readonly: bool, keys: &[
     // `redis.set_repl` lasts for the run only.
     ctx.srv.changes.set_withheld(0);
     ctx.replicate_nothing();
-    if run.kill {
+    if run.kill || debugging {
         // SAFETY: the run is over; `l` is idle.
         unsafe { super::busy::restore(l) };
     }

@@ -59,8 +59,8 @@ redis.status_reply = function(...)
 end
 redis.set_repl = rust.set_repl
 redis.replicate_commands = function() return true end
-redis.breakpoint = function() return false end
-redis.debug = function() end
+redis.breakpoint = rust.breakpoint
+redis.debug = rust.debug
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = '7.0.15', 0x0007000f
@@ -110,6 +110,8 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     }
     rust.raw_set("call", c_function(&lua, stack::redis_call, shared)?)?;
     rust.raw_set("pcall", c_function(&lua, stack::redis_pcall, shared)?)?;
+    rust.raw_set("breakpoint", c_function(&lua, super::ldb::lua_breakpoint, shared)?)?;
+    rust.raw_set("debug", c_function(&lua, super::ldb::lua_debug, shared)?)?;
     let readonly = readonly::install(&lua)?;
     loaders::install(&lua)?;
     let prelude = lua.load(PRELUDE).set_name("=redis_prelude").into_function()?;

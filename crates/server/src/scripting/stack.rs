@@ -70,12 +70,26 @@ unsafe fn run(l: *mut lua_State, shared: &Shared) -> Option<bool> {
     let mut args = shared.args.borrow_mut();
     // SAFETY: indexes 1..=argc are on the stack.
     if let Err(msg) = unsafe { read_args(l, argc, &mut args, &mut shared.arg_buf.borrow_mut()) } {
+        if shared.ldb.logging() {
+            shared.ldb.log_error(msg);
+        }
         return set_error(shared, msg, false);
     }
+    // A debugging session that steps shows each call and its outcome.
+    let logging = shared.ldb.logging();
+    if logging {
+        shared.ldb.log_command(&args);
+    }
     if let Err(msg) = call::execute(shared, &args) {
+        if logging {
+            shared.ldb.log_error(&msg);
+        }
         return set_error(shared, &msg, true);
     }
     let mut out = shared.reply_buf.borrow_mut();
+    if logging {
+        shared.ldb.log_reply(&out);
+    }
     if out.first() != Some(&b'-') {
         return None;
     }

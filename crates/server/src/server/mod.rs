@@ -90,6 +90,19 @@ pub struct ClientInfo {
     pub out_held: bool,
     /// Connected over the Unix socket (CLIENT LIST flag `U`).
     pub unix: bool,
+    /// SCRIPT DEBUG: how this client's next EVAL is debugged.
+    pub lua_debug: LuaDebug,
+}
+
+/// SCRIPT DEBUG's mode for a client (Redis's CLIENT_LUA_DEBUG flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LuaDebug {
+    #[default]
+    Off,
+    /// YES: the session runs in a forked child; its changes are dropped.
+    Forked,
+    /// SYNC: the session blocks the server; its changes stay.
+    Sync,
 }
 
 /// What a connection is to replication (CLIENT LIST flags `M` and `S`).
@@ -154,6 +167,7 @@ impl ClientInfo {
             role: ClientRole::Normal,
             woff: 0,
             out_held: false,
+            lua_debug: LuaDebug::Off,
         }
     }
 }
@@ -380,6 +394,16 @@ pub trait BusyHook {
     fn serve(&mut self, srv: &mut Server);
 }
 
+/// Blocking I/O on the connection of the client whose command runs, for a
+/// Lua debugging session: Redis's debugger talks to its client directly,
+/// outside the event loop (the connection layer provides it).
+pub trait ClientLink {
+    /// Some bytes, waiting for them; Ok(0) when the peer closed.
+    fn read_blocking(&mut self, buf: &mut [u8]) -> std::io::Result<usize>;
+    /// All of `data`, waiting up to a few seconds for the peer to take it.
+    fn write_all_blocking(&mut self, data: &[u8]) -> std::io::Result<()>;
+}
+
 /// All state shared by commands; owned by the event-loop thread.
 pub struct Server {
     pub config: Config,
@@ -419,6 +443,9 @@ pub struct Server {
     pub script_busy: Option<BusyScript>,
     /// Set by the event loop: serves other clients while a script is busy.
     pub busy_hook: Option<Box<dyn BusyHook>>,
+    /// Set by the connection around a command of a client in SCRIPT DEBUG
+    /// mode: its link, valid until that command returns.
+    pub client_link: Option<*mut dyn ClientLink>,
     /// RDB and AOF state (`persistence::state`).
     pub persistence: Part,
     /// Lua state and script cache (`scripting::state`).
@@ -525,6 +552,7 @@ impl Server {
             children: Default::default(),
             script_busy: None,
             busy_hook: None,
+            client_link: None,
             persistence,
             scripting,
             replication: Part::new(()),
