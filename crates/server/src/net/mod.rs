@@ -251,6 +251,14 @@ fn close_conn(
         Close::Limit(msg) => crate::log_at!(Warning, "{msg}: client addr={addr}"),
     }
     let _ = poll.registry().deregister(&mut conn.stream);
+    // Redis ends a TLS session with close_notify; a client that writes
+    // after our close (redis-cli does, once a debugging session ends) then
+    // sees the end cleanly rather than a reset. A forked debugging
+    // session's child still uses this TLS session: not for it.
+    let forked_debug = info.as_ref().is_some_and(|c| c.lua_debug == crate::server::LuaDebug::Forked);
+    if !forked_debug {
+        conn.stream.close_notify();
+    }
 }
 
 /// Accept every pending connection on `listener` (also used while a script is busy).

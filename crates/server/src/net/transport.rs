@@ -212,6 +212,16 @@ impl Stream {
         }
     }
 
+    /// TLS: send close_notify, without waiting (the socket closes next).
+    pub fn close_notify(&mut self) {
+        if let Stream::Tls(s) = self {
+            if !s.tls.is_handshaking() {
+                s.tls.send_close_notify();
+                let _ = s.send_queued();
+            }
+        }
+    }
+
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
     }

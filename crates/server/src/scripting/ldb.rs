@@ -98,7 +98,8 @@ impl Ldb {
         while end > 0 && matches!(body[end - 1], b'\n' | b'\r') {
             end -= 1;
         }
-        let lines = if end == 0 { Vec::new() } else { body[..end].split(|&b| b == b'\n').map(<[u8]>::to_vec).collect() };
+        let lines =
+            if end == 0 { Vec::new() } else { body[..end].split(|&b| b == b'\n').map(<[u8]>::to_vec).collect() };
         *self.src.borrow_mut() = lines;
         self.link.set(Some(link));
         self.active.set(true);

@@ -74,7 +74,8 @@ unsafe fn table(out: &mut Vec<u8>, l: *mut lua_State, idx: c_int, level: usize) 
         ffi::lua_pushnil(l);
         while ffi::lua_next(l, idx) != 0 {
             let top = ffi::lua_gettop(l);
-            if is_array && (ffi::lua_type(l, top - 1) != ffi::LUA_TNUMBER || ffi::lua_tonumber(l, top - 1) != expected) {
+            if is_array && (ffi::lua_type(l, top - 1) != ffi::LUA_TNUMBER || ffi::lua_tonumber(l, top - 1) != expected)
+            {
                 is_array = false;
             }
             value_rec(&mut as_array, l, top, level);

@@ -73,9 +73,9 @@ fn start_forked(ctx: &mut Ctx) -> std::io::Result<bool> {
     if pid > 0 {
         CHILDREN.with(|c| c.borrow_mut().push(pid));
         ctx.srv.children.total_forks += 1;
-        let client = ctx.client();
-        client.lua_debug = LuaDebug::Off;
-        client.close_after_reply = true;
+        // The client stays marked forked: its connection is closed without
+        // ending the TLS session the child goes on with.
+        ctx.client().close_after_reply = true;
         return Ok(false);
     }
     // SAFETY: the child's own signal settings: it dies with the server
