@@ -32,6 +32,26 @@ PASSING = [
 PARTIAL = {}
 
 
+# unit/scripting, spawned: its eval flavour's Lua debugger blocks (SCRIPT
+# DEBUG SYNC: "protocol parsing", "lua stack overflow") pass, plain and over
+# TLS. What is left: set_repl (REPL_AOF, REPL_REPLICA, REPL_NONE) is
+# accepted but ignored, failing the replication test of both flavours (one
+# name, two failures); a no-shebang script's SET inside EXEC on a replica
+# is not refused. Then "not enough good replicas state change during long
+# script" waits forever (the busy script's master never sees its replica
+# leave: the suite's 120 s TIMEOUT ends the unit there), so the unit's last
+# tests ("reject script do not cause a Lua stack leak" and on) do not run:
+# 296 of the 306 tests redis-server runs there (18 s), and the check below
+# fails on that count until the hang is fixed.
+SCRIPTING_LEFT = {
+    "Test selective replication of certain Redis commands from Lua": "redis.set_repl is ignored",
+    "no-writes shebang flag on replica": "a no-shebang script's write in EXEC on a replica",
+}
+# Spawned units whose run can end early (a test timing out leaves no
+# [err] line): how many tests they have (redis-server's spawned run).
+TESTS_IN_UNIT = {"unit/scripting": 306}
+
+
 # Units tagged external:skip run in spawned mode (`--spawn`: the suite starts
 # volley-server itself): unit -> {allowed failure: what it needs}.
 SPAWNED = {
@@ -69,6 +89,7 @@ SPAWNED = {
     # The shared replication buffer beyond repl-backlog-size is left out of
     # eviction as Redis leaves it ("replica buffer don't induce eviction").
     "unit/maxmemory": {},
+    "unit/scripting": SCRIPTING_LEFT,
 }
 
 
@@ -138,8 +159,24 @@ def check_spawned(expected, args, extra_args=None):
         allowed, got = set(expected[unit]), failed.get(unit, set())
         assert got <= allowed, f"{unit}: unexpected failures {sorted(got - allowed)}\n{table}"
         assert got == allowed, f"{unit}: now passing, drop from the list: {sorted(allowed - got)}\n{table}"
-        # Columns: UNIT STATUS PASSED FAILED SECS: every failure was listed.
-        assert int(rows[unit][2]) > 0 and int(rows[unit][3]) == len(got), table
+        # Columns: UNIT STATUS PASSED FAILED SECS: every failure was listed
+        # (a name may fail twice: unit/scripting's eval and function runs).
+        passed, failures = int(rows[unit][2]), int(rows[unit][3])
+        assert passed > 0 and failures == err_lines(run.stdout, unit), table
+        # A test that times out ends its unit without an [err] line.
+        total = TESTS_IN_UNIT.get(unit)
+        assert total is None or passed + failures == total, f"{unit}: {passed + failures} of {total} tests ran\n{table}"
+
+
+def err_lines(stdout, unit):
+    """How many `[err]:` lines `unit`'s problems list has."""
+    count, current = 0, None
+    for line in stdout.splitlines():
+        if line.startswith(("--- unit/", "--- integration/")):
+            current = line.split()[1].rstrip(":")
+        elif current == unit:
+            count += line.strip().startswith("[err]: ")
+    return count
 
 
 def test_spawned_units_fail_only_what_they_lack():
@@ -171,6 +208,8 @@ TLS_SPAWNED = {
     "unit/multi": {},
     # 59 s here.
     "unit/type/list": {},
+    # The Lua debugger's sessions over TLS; see SCRIPTING_LEFT.
+    "unit/scripting": SCRIPTING_LEFT,
     # 38 s here.
     "unit/type/set": {
         "SRANDMEMBER with a dict containing long chain": DICT_CHAIN,
@@ -188,16 +227,6 @@ TLS_SPAWNED = {
 # config set appendonly" wait for that counter to move: the scheduled
 # rewrites did run, the counter stayed 0).
 # Of the issue's list, not in this run:
-# - unit/scripting: spawned (with or without TLS) its eval flavour starts
-#   Lua debugger sessions (SCRIPT DEBUG SYNC), which Volley does not have:
-#   "ERR SCRIPT DEBUG is not supported" aborts the unit there. With those
-#   two blocks cut from a scratch copy of the suite, 300 of 304 pass
-#   (~30 s spawned); left: "no-writes shebang flag on replica" (a no-shebang
-#   script's SET inside EXEC on a replica is not refused), "allow-stale
-#   shebang flag" (MASTERDOWN for shebang scripts without allow-stale),
-#   "not enough good replicas state change during long script", "reject
-#   script do not cause a Lua stack leak"; and set_repl (REPL_AOF,
-#   REPL_REPLICA, REPL_NONE) is accepted but ignored.
 # - unit/tls: 3 of its first 5 tests pass; "tls-ciphers" and
 #   "tls-prefer-server-ciphers" need RSA-key-exchange CBC suites
 #   (AES256-SHA256) rustls does not have; CONFIG SET refuses a cipher list

@@ -19,6 +19,11 @@ pub fn install() {
     }
 }
 
+/// A signal waits for the event loop (left for [`take`]).
+pub fn pending() -> bool {
+    PENDING.load(Ordering::SeqCst) != 0
+}
+
 /// The signal received since the last call, by name.
 pub fn take() -> Option<&'static str> {
     match PENDING.swap(0, Ordering::SeqCst) {

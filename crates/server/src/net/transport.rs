@@ -258,8 +258,11 @@ impl Stream {
                 1.. => return Ok(()),
                 0 => return Err(io::ErrorKind::TimedOut.into()),
                 _ => {
+                    // A shutdown signal ends the wait (and so a debugging
+                    // session, as a blocked read in Redis's does), so the
+                    // event loop gets to act on it.
                     let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
+                    if e.kind() != io::ErrorKind::Interrupted || super::signals::pending() {
                         return Err(e);
                     }
                 }

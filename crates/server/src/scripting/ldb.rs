@@ -370,7 +370,8 @@ enum ReplEnd {
 unsafe fn repl(l: *mut lua_State, ldb: &Ldb) -> ReplEnd {
     loop {
         let argv = loop {
-            match text::parse_command(&ldb.cbuf.borrow()) {
+            let parsed = text::parse_command(&ldb.cbuf.borrow());
+            match parsed {
                 Parsed::Command(argv) => break argv,
                 Parsed::Error => {
                     ldb.cbuf.borrow_mut().clear();
