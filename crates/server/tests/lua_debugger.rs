@@ -29,7 +29,10 @@ fn stepping_logs_calls_and_replies() {
     let srv = TestServer::start(&[]);
     let (mut c, first) = session(&srv, SCRIPT);
     assert_eq!(first, "*2\r\n+* Stopped at 1, stop reason = step over\r\n+-> 1   local a = {1,2,'x'}\r\n");
-    assert_eq!(dbg(&mut c, &["s"]), "*2\r\n+* Stopped at 2, stop reason = step over\r\n+-> 2   redis.call('set','k','v')\r\n");
+    assert_eq!(
+        dbg(&mut c, &["s"]),
+        "*2\r\n+* Stopped at 2, stop reason = step over\r\n+-> 2   redis.call('set','k','v')\r\n"
+    );
     assert_eq!(
         dbg(&mut c, &["s"]),
         "*4\r\n+<redis> set k v\r\n+<reply> \"+OK\"\r\n+* Stopped at 3, stop reason = step over\r\n+-> 3   local b = redis.pcall('nosuch')\r\n"
@@ -73,7 +76,10 @@ fn breakpoints_and_redis_breakpoint() {
     let srv = TestServer::start(&[]);
     let script = "local x = 1\nlocal y = 2\nredis.debug('y is', y)\nredis.breakpoint()\nreturn x + y\n";
     let (mut c, _) = session(&srv, script);
-    assert_eq!(dbg(&mut c, &["b", "2"]), "*3\r\n+-> 1   local x = 1\r\n+  #2   local y = 2\r\n+   3   redis.debug('y is', y)\r\n");
+    assert_eq!(
+        dbg(&mut c, &["b", "2"]),
+        "*3\r\n+-> 1   local x = 1\r\n+  #2   local y = 2\r\n+   3   redis.debug('y is', y)\r\n"
+    );
     assert_eq!(dbg(&mut c, &["c"]), "*2\r\n+* Stopped at 2, stop reason = break point\r\n+->#2   local y = 2\r\n");
     assert_eq!(
         dbg(&mut c, &["c"]),

@@ -303,6 +303,25 @@ mod tests {
     }
 
     #[test]
+    fn any_bytes_parse_without_panicking() {
+        // Prefixes and corruptions of valid commands, and noise.
+        let valid = b"*3\r\n$5\r\nredis\r\n$3\r\nget\r\n$1\r\nk\r\n".to_vec();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for cut in 0..=valid.len() {
+            let _ = parse_command(&valid[..cut]);
+            for _ in 0..64 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let mut bent = valid[..cut].to_vec();
+                if let Some(b) = bent.get_mut((seed >> 33) as usize % cut.max(1)) {
+                    *b = b"*$\r\n\0-9"[(seed >> 13) as usize % 7];
+                }
+                let _ = parse_command(&bent);
+            }
+        }
+        assert_eq!(parse_command(&valid), Parsed::Command(vec![b"redis".to_vec(), b"get".to_vec(), b"k".to_vec()]));
+    }
+
+    #[test]
     fn logs_encode_as_status_array() {
         let out = encode_logs(&[b"a\r\nb".to_vec(), b"<endsession>".to_vec()]);
         assert_eq!(out, b"*2\r\n+a  b\r\n+<endsession>\r\n".to_vec());
