@@ -26,6 +26,7 @@ mod call;
 mod convert;
 pub mod function;
 mod ldb;
+mod ldb_hook;
 mod ldb_lua;
 pub mod ldb_session;
 mod ldb_text;

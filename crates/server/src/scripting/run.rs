@@ -77,7 +77,7 @@ pub(super) fn run_script(ctx: &mut Ctx, target: Target, readonly: bool, keys: &[
     let debugging = shared.ldb.active();
     if debugging {
         // SAFETY: `l` is idle and its registry holds `shared`.
-        unsafe { super::ldb::install_hook(l) };
+        unsafe { super::ldb_hook::install_hook(l) };
     }
     let mut job =
         Job { keys, args, engine, globals_ref, runner_ref, func_ref, shared: &shared, reply: &mut ctx.r, sha };

@@ -110,8 +110,8 @@ pub(super) fn new_state(shared: &Rc<Shared>) -> mlua::Result<State> {
     }
     rust.raw_set("call", c_function(&lua, stack::redis_call, shared)?)?;
     rust.raw_set("pcall", c_function(&lua, stack::redis_pcall, shared)?)?;
-    rust.raw_set("breakpoint", c_function(&lua, super::ldb::lua_breakpoint, shared)?)?;
-    rust.raw_set("debug", c_function(&lua, super::ldb::lua_debug, shared)?)?;
+    rust.raw_set("breakpoint", c_function(&lua, super::ldb_hook::lua_breakpoint, shared)?)?;
+    rust.raw_set("debug", c_function(&lua, super::ldb_hook::lua_debug, shared)?)?;
     let readonly = readonly::install(&lua)?;
     loaders::install(&lua)?;
     let prelude = lua.load(PRELUDE).set_name("=redis_prelude").into_function()?;
