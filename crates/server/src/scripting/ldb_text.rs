@@ -11,23 +11,9 @@ pub const MAXLEN_FLOOR: usize = 60;
 const MAX_ARGS: i64 = 1024;
 const MAX_ARG_LEN: i64 = 1024;
 
-/// `s` quoted the way Redis's `sdscatrepr` does: in double quotes, with
-/// `\\ \" \n \r \t \a \b` escaped and other unprintable bytes as `\xHH`.
+/// `s` quoted the way Redis's `sdscatrepr` does (as MONITOR shows it).
 pub fn push_repr(out: &mut Vec<u8>, s: &[u8]) {
-    out.push(b'"');
-    for &b in s {
-        match b {
-            b'\\' | b'"' => out.extend_from_slice(&[b'\\', b]),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x07 => out.extend_from_slice(b"\\a"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x20..=0x7e => out.push(b),
-            _ => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
-        }
-    }
-    out.push(b'"');
+    crate::server::monitor::quote(out, s);
 }
 
 /// A command's reply (RESP2 or RESP3) as the debugger's `<reply>` shows it:

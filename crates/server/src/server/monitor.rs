@@ -10,7 +10,7 @@ pub enum Origin<'a> {
 }
 
 /// Redis's quoted form of one argument (its `sdscatrepr`).
-fn quote(out: &mut Vec<u8>, arg: &[u8]) {
+pub fn quote(out: &mut Vec<u8>, arg: &[u8]) {
     out.push(b'"');
     for &b in arg {
         match b {
