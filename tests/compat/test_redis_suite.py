@@ -32,21 +32,10 @@ PASSING = [
 PARTIAL = {}
 
 
-# unit/scripting, spawned: its eval flavour's Lua debugger blocks (SCRIPT
-# DEBUG SYNC: "protocol parsing", "lua stack overflow") pass, plain and over
-# TLS. What is left: set_repl (REPL_AOF, REPL_REPLICA, REPL_NONE) is
-# accepted but ignored, failing the replication test of both flavours (one
-# name, two failures); a no-shebang script's SET inside EXEC on a replica
-# is not refused. Then "not enough good replicas state change during long
-# script" waits forever (the busy script's master never sees its replica
-# leave: the suite's 120 s TIMEOUT ends the unit there), so the unit's last
-# tests ("reject script do not cause a Lua stack leak" and on) do not run:
-# 296 of the 306 tests redis-server runs there (18 s), and the check below
-# fails on that count until the hang is fixed.
-SCRIPTING_LEFT = {
-    "Test selective replication of certain Redis commands from Lua": "redis.set_repl is ignored",
-    "no-writes shebang flag on replica": "a no-shebang script's write in EXEC on a replica",
-}
+# unit/scripting, spawned: 306 of 306 (~15 s), plain and over TLS, its eval
+# flavour's Lua debugger blocks (SCRIPT DEBUG SYNC: "protocol parsing",
+# "lua stack overflow") included.
+SCRIPTING_LEFT = {}
 # Spawned units whose run can end early (a test timing out leaves no
 # [err] line): how many tests they have (redis-server's spawned run).
 TESTS_IN_UNIT = {"unit/scripting": 306}
