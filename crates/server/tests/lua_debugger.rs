@@ -150,4 +150,17 @@ fn script_debug_rules() {
     c.send(b"*1\r\n$1\r\nc\r\n");
     assert_eq!(String::from_utf8_lossy(&c.read_to_close()), "*1\r\n+<endsession>\r\n:1\r\n");
     assert_eq!(srv.client().cmd(&["EXISTS", "forked"]), int(0));
+    // Cron reaps the finished child: no zombie is left behind.
+    let zombies = || {
+        let tasks = std::fs::read_to_string(format!("/proc/{}/task/{}/children", srv.pid(), srv.pid()));
+        let kids: Vec<String> = tasks.unwrap_or_default().split_whitespace().map(str::to_owned).collect();
+        kids.iter()
+            .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| st.contains(") Z ")))
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while zombies() > 0 {
+        assert!(std::time::Instant::now() < deadline, "the debugging child was never reaped");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

@@ -9,17 +9,9 @@
 //! replication and other clients stay in in-memory buffers that only the
 //! event loop would write: the child never returns to it, it `_exit`s
 //! without running the parent's destructors.
-use std::cell::RefCell;
-
 use super::{Scripting, Shared};
 use crate::dispatch::Ctx;
 use crate::server::LuaDebug;
-
-thread_local! {
-    /// Forked sessions not yet reaped (reaped when the next session
-    /// starts; they die with the server, see `start_forked`).
-    static CHILDREN: RefCell<Vec<i32>> = const { RefCell::new(Vec::new()) };
-}
 
 /// SCRIPT DEBUG YES/SYNC/NO for the calling client.
 pub fn set_mode(ctx: &mut Ctx, mode: LuaDebug) {
@@ -41,7 +33,6 @@ pub enum Started {
 /// Begin a debugging session for the EVAL of `body`, in the mode the
 /// client chose.
 pub fn start(ctx: &mut Ctx, body: &[u8], mode: LuaDebug) -> Started {
-    reap_children();
     let Some(link) = ctx.srv.client_link else { return Started::Run };
     if mode == LuaDebug::Forked {
         match start_forked(ctx) {
@@ -71,8 +62,8 @@ fn start_forked(ctx: &mut Ctx) -> std::io::Result<bool> {
         return Err(std::io::Error::last_os_error());
     }
     if pid > 0 {
-        CHILDREN.with(|c| c.borrow_mut().push(pid));
-        ctx.srv.children.total_forks += 1;
+        // Cron reaps it; it dies with the server (see below).
+        ctx.srv.children.adopt_detached(pid);
         // The client stays marked forked: its connection is closed without
         // ending the TLS session the child goes on with.
         ctx.client().close_after_reply = true;
@@ -116,16 +107,4 @@ pub fn end(ctx: &mut Ctx, mode: LuaDebug) {
 
 fn shared(ctx: &Ctx) -> std::rc::Rc<Shared> {
     ctx.srv.scripting.get::<Scripting>().shared.clone()
-}
-
-/// Collect forked sessions that ended.
-fn reap_children() {
-    CHILDREN.with(|c| {
-        c.borrow_mut().retain(|&pid| {
-            let mut status = 0;
-            // SAFETY: waiting without blocking for our own child.
-            let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            got == 0
-        })
-    });
 }

@@ -41,6 +41,10 @@ pub struct Children {
     pub total_forks: u64,
     /// How long the parent spent in the last `fork` (INFO `latest_fork_usec`).
     pub latest_fork_usec: u64,
+    /// Children that run on their own (forked Lua debugging sessions): no
+    /// one waits for their result, but they must be reaped, not left as
+    /// zombies.
+    detached: Vec<i32>,
 }
 
 impl Children {
@@ -82,6 +86,22 @@ impl Children {
         self.latest_fork_usec = forking.elapsed().as_micros() as u64;
         self.running = Some(Running { kind, pid, started: Instant::now() });
         Ok(pid)
+    }
+
+    /// Take charge of a detached child, forked elsewhere, to reap it.
+    pub fn adopt_detached(&mut self, pid: i32) {
+        self.total_forks += 1;
+        self.detached.push(pid);
+    }
+
+    /// Reap the detached children that have exited (never blocks).
+    pub fn reap_detached(&mut self) {
+        self.detached.retain(|&pid| {
+            let mut status = 0;
+            // SAFETY: waiting without blocking for our own child.
+            let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            got == 0
+        });
     }
 
     /// A finished child, if the running one has exited (never blocks).

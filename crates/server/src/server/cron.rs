@@ -16,6 +16,7 @@ pub fn tick(srv: &mut Server, now_ms: i64) {
     let start = Instant::now();
     srv.end_expired_pause(now_ms);
     srv.note_memory_peak();
+    srv.children.reap_detached();
     // As Redis does, no rehashing or shrinking while a child holds a
     // copy-on-write image: moving entries would copy their pages.
     if srv.children.running().is_none() {
