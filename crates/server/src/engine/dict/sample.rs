@@ -43,6 +43,9 @@ impl<V, S> Dict<V, S> {
         let mask = t0.len().max(t1.len()) - 1;
         let mut i = (next_random(rng) >> 32) as usize & mask;
         let (mut got, mut empty_run) = (0, 0);
+        // Runs of buckets already walked, so a jump never revisits one and
+        // an entry is never handed out twice in one call.
+        let mut runs = Runs::new(i);
         // Bounded as Redis: at most 10 buckets visited per key wanted.
         for _ in 0..count * 10 {
             for (t, table) in [t0, t1].into_iter().enumerate() {
@@ -64,14 +67,56 @@ impl<V, S> Dict<V, S> {
                     }
                 }
             }
-            // A sparse stretch: jump elsewhere rather than crawl.
-            if empty_run >= 5 && empty_run > count {
-                i = (next_random(rng) >> 32) as usize & mask;
-                empty_run = 0;
-            } else {
-                i = (i + 1) & mask;
+            runs.extend();
+            let next = (i + 1) & mask;
+            // A sparse stretch, or a walked run ahead: jump elsewhere.
+            let ahead = runs.visited(next, mask);
+            if ahead || (empty_run >= 5 && empty_run > count) {
+                let jump = (next_random(rng) >> 32) as usize & mask;
+                if runs.start_at(jump, mask) {
+                    i = jump;
+                    empty_run = 0;
+                    continue;
+                }
+                if ahead {
+                    return;
+                }
             }
+            i = next;
         }
+    }
+}
+
+/// The contiguous runs of buckets one [`Dict::sample`] call has walked
+/// (indices wrap at the table mask). A handful is plenty: past that the
+/// sampler stops jumping and crawls on.
+struct Runs {
+    runs: [(usize, usize); 8],
+    n: usize,
+}
+
+impl Runs {
+    fn new(start: usize) -> Self {
+        Runs { runs: [(start, 0); 8], n: 1 }
+    }
+
+    /// The bucket at the current run's end has been walked.
+    fn extend(&mut self) {
+        self.runs[self.n - 1].1 += 1;
+    }
+
+    fn visited(&self, i: usize, mask: usize) -> bool {
+        self.runs[..self.n].iter().any(|&(start, len)| (i.wrapping_sub(start) & mask) < len)
+    }
+
+    /// Starts a new run at `i` if there is room and `i` is unwalked.
+    fn start_at(&mut self, i: usize, mask: usize) -> bool {
+        if self.n == self.runs.len() || self.visited(i, mask) {
+            return false;
+        }
+        self.runs[self.n] = (i, 0);
+        self.n += 1;
+        true
     }
 }
 
@@ -97,6 +142,18 @@ mod tests {
             seen.extend(one);
         }
         assert!(seen.len() > 900, "sampling reached {} of 1000 keys", seen.len());
+        // A sparse table makes the sampler jump: still no entry twice,
+        // whatever the seed (the keyed hash differs per process too).
+        for i in 40..1000u32 {
+            d.remove(format!("k{i}").as_bytes());
+        }
+        for seed in 0..5000u64 {
+            let mut rng = seed;
+            let mut one = Vec::new();
+            d.sample(&mut rng, 16, |_, _, &v| one.push(v));
+            let distinct: std::collections::HashSet<_> = one.iter().collect();
+            assert_eq!(distinct.len(), one.len(), "seed {seed}: {one:?}");
+        }
         // Fewer keys than asked: all of them.
         let mut small: Dict<u32> = Dict::new();
         small.insert(b"a", 1);
