@@ -134,25 +134,21 @@ pub(super) unsafe fn push_error(l: *mut lua_State, msg: &CStr) {
 /// Inside the line hook of `l`.
 pub(super) unsafe fn print_var(l: *mut lua_State, ldb: &Ldb, var: &[u8]) {
     let var = var.split(|&b| b == 0).next().unwrap_or_default();
-    // SAFETY: each local pushed by `lua_getlocal` is popped.
+    // SAFETY: inside the line hook; `each_local` pops what it pushes.
     unsafe {
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
         let mut level = 0;
         while ffi::lua_getstack(l, level, &mut ar) != 0 {
             level += 1;
-            let mut i = 1;
-            loop {
-                let name = ffi::lua_getlocal(l, &ar, i);
-                if name.is_null() {
-                    break;
+            let found = each_local(l, &ar, |name| {
+                if name != var {
+                    return false;
                 }
-                i += 1;
-                if CStr::from_ptr(name).to_bytes() == var {
-                    log_top(l, ldb, b"<value> ");
-                    ffi::lua_settop(l, -2);
-                    return;
-                }
-                ffi::lua_settop(l, -2);
+                log_top(l, ldb, b"<value> ");
+                true
+            });
+            if found {
+                return;
             }
         }
         if var == b"ARGV" || var == b"KEYS" {
@@ -177,18 +173,11 @@ pub(super) unsafe fn print_var(l: *mut lua_State, ldb: &Ldb, var: &[u8]) {
 /// Inside the line hook of `l`.
 pub(super) unsafe fn print_all(l: *mut lua_State, ldb: &Ldb) {
     let mut vars = 0;
-    // SAFETY: each local pushed by `lua_getlocal` is popped.
+    // SAFETY: inside the line hook; `each_local` pops what it pushes.
     unsafe {
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
         if ffi::lua_getstack(l, 0, &mut ar) != 0 {
-            let mut i = 1;
-            loop {
-                let name = ffi::lua_getlocal(l, &ar, i);
-                if name.is_null() {
-                    break;
-                }
-                i += 1;
-                let name = CStr::from_ptr(name).to_bytes();
+            each_local(l, &ar, |name| {
                 if !name.windows(12).any(|w| w == b"(*temporary)") {
                     let mut prefix = b"<value> ".to_vec();
                     prefix.extend_from_slice(name);
@@ -196,12 +185,36 @@ pub(super) unsafe fn print_all(l: *mut lua_State, ldb: &Ldb) {
                     log_top(l, ldb, &prefix);
                     vars += 1;
                 }
-                ffi::lua_settop(l, -2);
-            }
+                false
+            });
         }
     }
     if vars == 0 {
         ldb.log(b"No local variables in the current context.".to_vec());
+    }
+}
+
+/// Calls `f` with the name of each local of the frame `ar`, its value on
+/// top of the stack, until `f` says it is done (then true).
+///
+/// # Safety
+/// `ar` is a frame of `l` filled by `lua_getstack`.
+unsafe fn each_local(l: *mut lua_State, ar: &ffi::lua_Debug, mut f: impl FnMut(&[u8]) -> bool) -> bool {
+    // SAFETY: each local pushed by `lua_getlocal` is popped after `f`.
+    unsafe {
+        let mut i = 1;
+        loop {
+            let name = ffi::lua_getlocal(l, ar, i);
+            if name.is_null() {
+                return false;
+            }
+            i += 1;
+            let done = f(CStr::from_ptr(name).to_bytes());
+            ffi::lua_settop(l, -2);
+            if done {
+                return true;
+            }
+        }
     }
 }
 
