@@ -45,7 +45,7 @@ fn changed_values_replace_their_line_in_place() {
 fn options_back_at_defaults_keep_their_line_and_bind_goes() {
     let old = "bind 127.0.0.1\nmaxmemory 100mb\nreplicaof 10.0.0.1 6379\n";
     let mut cfg = loaded(old);
-    cfg.set(&[(b"maxmemory", b"0"), (b"bind", b"127.0.0.1 -::1")]).unwrap();
+    cfg.set(&[(b"maxmemory", b"0"), (b"bind", b"* -::*")]).unwrap();
     cfg.set_replicaof(None);
     let new = rewrite_text(old, &cfg, &extras());
     // Redis rewrites an option found in the file even at its default;

@@ -96,8 +96,13 @@ const MAXMEMORY_POLICIES: &[&str] = &[
 const YES_NO_LOCAL: &[&str] = &["no", "yes", "local"];
 const SHUTDOWN_FLAGS: &[&str] = &["default", "save", "nosave", "now", "force"];
 
+/// The flags are bits, as in Redis: shown in the table's order, each once,
+/// and `default` only when no other is set.
 fn shutdown_flags(args: &[Vec<u8>]) -> Result<Value, String> {
-    value::words_from(args, SHUTDOWN_FLAGS)
+    let Value::Words(words) = value::words_from(args, SHUTDOWN_FLAGS)? else { unreachable!() };
+    let set: Vec<String> =
+        SHUTDOWN_FLAGS[1..].iter().filter(|f| words.iter().any(|w| w == *f)).map(|f| f.to_string()).collect();
+    Ok(Value::Words(if set.is_empty() { vec!["default".into()] } else { set }))
 }
 
 fn set_limits(c: &mut Config, v: Value) {
@@ -125,7 +130,7 @@ fn get_limits(c: &Config) -> String {
 pub(super) static TABLE: &[Opt] = &[
     // Network and process.
     opt!("port", Int(0, 65535), "6379", 0, field!(port)),
-    opt!("bind", Multi(value::parse_bind), "127.0.0.1 -::1", 0, field!(bind)),
+    opt!("bind", Multi(value::parse_bind), "* -::*", 0, field!(bind)),
     opt!("unixsocket", Str, "", IMMUTABLE, field!(unixsocket)),
     opt!("unixsocketperm", Octal(0o777), "0", IMMUTABLE, Acc::Field { get: |c| format!("{:o}", c.unixsocketperm), set: |c, v| c.unixsocketperm = u32::from_value(v) }),
     opt!("protected-mode", Bool, "yes", 0, field!(protected_mode)),

@@ -108,7 +108,7 @@ jemalloc-bg-thread yes
 fn defaults() {
     let c = Config::default();
     assert_eq!(c.port, 6379);
-    assert_eq!(c.bind, ["127.0.0.1", "-::1"]);
+    assert_eq!(c.bind, ["*", "-::*"]);
     assert_eq!(c.dir, PathBuf::from("."));
     assert_eq!(c.requirepass, None);
     assert_eq!(c.databases, 16);
@@ -265,7 +265,7 @@ fn config_get_patterns() {
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
     );
     assert_eq!(get1(&c, "save"), "3600 1 300 100 60 10000");
-    assert_eq!(get1(&c, "bind"), "127.0.0.1 -::1");
+    assert_eq!(get1(&c, "bind"), "* -::*");
     assert_eq!(get1(&c, "appendonly"), "no");
     assert_eq!(get1(&c, "proto-max-bulk-len"), "536870912");
     assert!(c.get(&[b"nope"]).is_empty());
@@ -417,4 +417,11 @@ fn shutdown_on_sigint_without_a_value_is_refused() {
     let e = c.load_str("shutdown-on-sigint\n").unwrap_err().to_string();
     assert!(e.contains("argument(s) must be one of the following: default, save, nosave, now, force"), "{e}");
     assert!(Config::default().load_str("shutdown-on-sigint nosave now\n").is_ok());
+    // Bits, shown in Redis's table order, each once; `default` alone.
+    let mut c = Config::default();
+    c.load_str("shutdown-on-sigint force now nosave now\nshutdown-on-sigterm default\n").unwrap();
+    assert_eq!(get1(&c, "shutdown-on-sigint"), "nosave now force");
+    assert_eq!(get1(&c, "shutdown-on-sigterm"), "default");
+    c.load_str("shutdown-on-sigterm default save\n").unwrap();
+    assert_eq!(get1(&c, "shutdown-on-sigterm"), "save");
 }

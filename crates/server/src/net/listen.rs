@@ -97,7 +97,12 @@ pub fn bind_all(binds: &[String], port: u16, backlog: u32) -> io::Result<Vec<Tcp
             Some(h) => (true, h),
             None => (false, spec.as_str()),
         };
-        let host = if host == "*" { "0.0.0.0" } else { host };
+        // Redis's wildcards: `*` is every IPv4 address, `::*` every IPv6 one.
+        let host = match host {
+            "*" => "0.0.0.0",
+            "::*" => "::",
+            h => h,
+        };
         let addr: SocketAddr = match format!("{host}:{port}").parse() {
             Ok(a) => a,
             Err(_) => format!("[{host}]:{port}")
@@ -118,14 +123,19 @@ pub fn bind_all(binds: &[String], port: u16, backlog: u32) -> io::Result<Vec<Tcp
     Ok(listeners)
 }
 
+/// An IPv6 socket is IPv6-only, as Redis makes it, so `*` and `::*` can
+/// share a port; the backlog is `tcp-backlog`.
 fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
-    let std_listener = std::net::TcpListener::bind(addr)?;
-    // std binds with a backlog of 128; raise it to tcp-backlog.
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&std_listener);
-    // SAFETY: fd is a valid listening socket owned by std_listener.
-    unsafe { libc::listen(fd, backlog as i32) };
-    std_listener.set_nonblocking(true)?;
-    Ok(TcpListener::from_std(std_listener))
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.min(i32::MAX as u32) as i32)?;
+    socket.set_nonblocking(true)?;
+    Ok(TcpListener::from_std(socket.into()))
 }
 
 /// The Unix socket: a stale file at `path` is removed first, and the new
