@@ -29,11 +29,13 @@ use rdb::RdbState;
 pub struct Persistence {
     pub aof: Aof,
     pub rdb: RdbState,
+    /// The RDB load at start, while it runs.
+    startup: Option<rdb::startup::StartupLoad>,
 }
 
 /// The server part persistence owns, for `Server::new`.
 pub fn new_part(now_secs: i64) -> Part {
-    Part::new(Persistence { aof: Aof::default(), rdb: RdbState::new(now_secs) })
+    Part::new(Persistence { aof: Aof::default(), rdb: RdbState::new(now_secs), startup: None })
 }
 
 #[inline]
@@ -63,16 +65,57 @@ pub(crate) fn feeding(srv: &Server) -> bool {
     srv.changes.consumers.aof.is_some()
 }
 
-/// Load the dataset at start: the append-only file when `appendonly yes`
-/// (it is the more complete record), else the RDB snapshot, as Redis does.
+/// Load the dataset at start when `appendonly yes`: the append-only file
+/// (the more complete record), before the server listens. The RDB, used
+/// otherwise, loads once it listens ([`start_rdb_load`]), as in Redis.
 pub fn load_at_start(srv: &mut Server, reg: &'static crate::dispatch::Registry) -> io::Result<()> {
     // Redis works inside `dir`: both formats' files live there.
     rdb::enter_dir(srv)?;
     if srv.config.appendonly {
-        aof::load_at_start(srv, reg)
-    } else {
-        rdb::load_at_start(srv)
+        aof::load_at_start(srv, reg)?;
     }
+    Ok(())
+}
+
+/// Start loading the RDB file (without `appendonly`) while clients are
+/// answered -LOADING; false when there is nothing to load.
+pub fn start_rdb_load(srv: &mut Server) -> io::Result<bool> {
+    if srv.config.appendonly {
+        return Ok(false);
+    }
+    let load = rdb::start_load(srv)?;
+    let started = load.is_some();
+    srv.persistence.get_mut::<Persistence>().startup = load;
+    Ok(started)
+}
+
+/// Whether the start-up RDB load has finished: `Some(Ok)` once, when the
+/// data is in; `Some(Err)` for a damaged file (fatal).
+pub fn poll_rdb_load(srv: &mut Server) -> Option<Result<(), String>> {
+    let load = srv.persistence.get_mut::<Persistence>().startup.take()?;
+    let done = rdb::startup::poll(srv, &load);
+    if done.is_none() {
+        srv.persistence.get_mut::<Persistence>().startup = Some(load);
+    }
+    done
+}
+
+/// `key-load-delay`, a test knob slowing loads down.
+pub(crate) fn key_load_delay(cfg: &crate::config::Config) -> i64 {
+    cfg.other.get("key-load-delay").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0)
+}
+
+/// Redis's `debugDelay` after each key loaded (`key-load-delay`): that
+/// many microseconds, or for a negative value one microsecond every
+/// `-delay` keys.
+pub(crate) fn key_delay(delay: i64, keys: i64) {
+    let us = match delay {
+        0 => return,
+        d if d > 0 => d as u64,
+        d if keys % -d == 0 => 1,
+        _ => return,
+    };
+    std::thread::sleep(std::time::Duration::from_micros(us));
 }
 
 /// Periodic work from the event loop's cron: reap a finished child, then
@@ -94,6 +137,9 @@ pub fn cron(srv: &mut Server, now_ms: i64) {
 /// Before the process exits (SHUTDOWN, SIGTERM): stop a running child and
 /// make what must be durable durable. An error means "don't exit".
 pub fn on_shutdown(srv: &mut Server, save: crate::server::Shutdown) -> io::Result<()> {
+    // A half-loaded dataset is never saved over the file, as in Redis.
+    let save =
+        if srv.denials.loading == crate::server::Loading::Blocking { crate::server::Shutdown::NoSave } else { save };
     if let Some(exit) = srv.children.kill() {
         crate::log_at!(Warning, "There is a child saving an .rdb or rewriting the AOF. Killing it (pid {})", exit.pid);
         if exit.kind == ChildKind::Rdb {

@@ -133,11 +133,11 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
     let mut feed = Feed { inner: r, left, read: 0, noted: 0, total, progress, broken: false, watched };
     feed.note();
     let mut keyspace = Keyspace::new(load.cfg.databases.max(1));
-    let delay = load.cfg.other.get("key-load-delay").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+    let delay = crate::persistence::key_load_delay(&load.cfg);
     let (mut keys, now) = (0i64, crate::server::unix_ms());
     let loaded = crate::persistence::load_rdb_stream(&mut keyspace, &mut feed, &load.cfg, now, || {
         keys += 1;
-        key_delay(delay, keys);
+        crate::persistence::key_delay(delay, keys);
     });
     let failed = match loaded {
         Ok(stats) => match check_mark(&mut feed, mark.as_deref()) {
@@ -159,19 +159,6 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
         crate::log_at!(Notice, "MASTER <-> REPLICA sync: Discarding temporary DB in background");
     }
     Err(io::Error::other(Logged))
-}
-
-/// Redis's `debugDelay` after each key (`key-load-delay`, a test knob):
-/// that many microseconds, or for a negative value one microsecond every
-/// `-delay` keys.
-fn key_delay(delay: i64, keys: i64) {
-    let us = match delay {
-        0 => return,
-        d if d > 0 => d as u64,
-        d if keys % -d == 0 => 1,
-        _ => return,
-    };
-    std::thread::sleep(std::time::Duration::from_micros(us));
 }
 
 /// After the RDB's own end, the `$EOF:` framing's mark must follow.

@@ -425,6 +425,8 @@ pub struct Server {
     pub call_clock: clock::CallClock,
     pub next_client_id: u64,
     pub shutdown: Option<Shutdown>,
+    /// The first listening port, for the "Ready to accept connections" line.
+    pub startup_port: u16,
     /// Client slots to disconnect at the end of this turn (CLIENT KILL of
     /// another client; killing yourself uses `close_after_reply`).
     pub pending_kills: Vec<usize>,
@@ -544,6 +546,7 @@ impl Server {
             call_clock: clock::CallClock::default(),
             next_client_id: 1,
             shutdown: None,
+            startup_port: 0,
             pending_kills: Vec::new(),
             blocking: blocking::Blocking::default(),
             watches: watch::Watches::default(),

@@ -14,6 +14,7 @@ pub mod lzf;
 pub mod packed;
 pub mod reader;
 pub mod save;
+pub mod startup;
 pub mod stream;
 #[cfg(test)]
 mod stream_tests;
@@ -22,7 +23,6 @@ mod tests;
 
 use std::io::{self, BufReader};
 use std::path::PathBuf;
-use std::time::Instant;
 
 use crate::persistence::{rdb_mut, rdb_ref};
 use crate::server::child::{ChildExit, ChildKind};
@@ -126,20 +126,11 @@ pub fn change_dir(srv: &mut Server) -> Result<(), String> {
     Ok(())
 }
 
-/// Load `dir/dbfilename` if it exists; a damaged file is an error that
-/// names the file and offset (the server must not start on half a dataset).
-pub fn load_at_start(srv: &mut Server) -> io::Result<()> {
+/// Start loading `dir/dbfilename` on a thread if it exists (see
+/// [`startup`]); a damaged file stops the server once found out.
+pub fn start_load(srv: &mut Server) -> io::Result<Option<startup::StartupLoad>> {
     let path = rdb_path(srv);
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io::Error::other(format!("Can't open the RDB file {}: {e}", path.display()))),
-    };
-    let started = Instant::now();
-    let stats = load_file(srv, file, &path)?;
-    crate::log_at!(Notice, "DB loaded from disk: {:.3} seconds", started.elapsed().as_secs_f64());
-    rdb_mut(&mut srv.persistence).last_load = stats;
-    Ok(())
+    startup::start(srv, path)
 }
 
 fn load_file(srv: &mut Server, file: std::fs::File, path: &std::path::Path) -> io::Result<LoadStats> {
@@ -151,21 +142,30 @@ fn load_file(srv: &mut Server, file: std::fs::File, path: &std::path::Path) -> i
     });
     match loaded {
         Ok(stats) => {
-            crate::log_at!(
-                Notice,
-                "Done loading RDB, keys loaded: {}, keys expired: {}.",
-                stats.keys_loaded,
-                stats.keys_expired
-            );
+            log_loaded(&stats);
             Ok(stats)
         }
-        Err(e) => Err(io::Error::other(format!(
-            "Bad RDB file {} at byte offset {}: {}. Refusing to load it: fix or remove the file.",
-            path.display(),
-            e.offset,
-            e.msg
-        ))),
+        Err(e) => Err(io::Error::other(bad_file(path, &e))),
     }
+}
+
+fn log_loaded(stats: &LoadStats) {
+    crate::log_at!(
+        Notice,
+        "Done loading RDB, keys loaded: {}, keys expired: {}.",
+        stats.keys_loaded,
+        stats.keys_expired
+    );
+}
+
+/// What a damaged file is refused with: which file, where, and why.
+fn bad_file(path: &std::path::Path, e: &load::LoadError) -> String {
+    format!(
+        "Bad RDB file {} at byte offset {}: {}. Refusing to load it: fix or remove the file.",
+        path.display(),
+        e.offset,
+        e.msg
+    )
 }
 
 /// Write a snapshot for replicas onto `out` (a socket, in the replication
