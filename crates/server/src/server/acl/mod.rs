@@ -12,6 +12,8 @@ pub mod sha256;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::engine::glob::CompiledGlob;
+
 pub use describe::{channels_text, keys_text};
 pub use rules::RuleError;
 
@@ -54,12 +56,30 @@ pub struct CatalogEntry {
     pub categories: u32,
     pub parent: Option<usize>,
     pub subs: Vec<usize>,
-    /// Key positions known without looking at the arguments: (first,
-    /// lastkey, step, key spec flags) per key spec, lastkey < 0 counting
-    /// from the end; None when only the full key search can tell.
-    pub fixed_keys: Option<Vec<(i32, i32, i32, u32)>>,
+    /// Where the permission check finds the command's keys.
+    pub keys: KeyPlan,
     /// Channel arguments: (first position, patterns, only that one).
     pub channels: Option<(usize, bool, bool)>,
+}
+
+/// The flags of a command's one key when they depend on its arguments
+/// (SET with or without GET): from (argc, argument i).
+pub type KeyFlagsFn = for<'a, 'b> fn(usize, &'b (dyn Fn(usize) -> &'a [u8] + 'b)) -> u32;
+
+/// Where a command's keys are, decided once from the command table so
+/// that checking a call walks no key specs and allocates nothing.
+#[derive(Debug, Clone)]
+pub enum KeyPlan {
+    /// Never any key.
+    None,
+    /// One key at a fixed position (GET, SET, INCR...): its key spec
+    /// flags, or the function that reads them off the arguments.
+    One { pos: usize, flags: u32, vary: Option<KeyFlagsFn> },
+    /// Fixed ranges: (first, lastkey, step, key spec flags) per key spec,
+    /// lastkey < 0 counting from the end.
+    Ranges(Vec<(i32, i32, i32, u32)>),
+    /// Only the full key search can tell (movable keys, keywords, counts).
+    Search,
 }
 
 /// Every command by id (the registry's ids), for rules and descriptions.
@@ -86,9 +106,23 @@ impl Catalog {
 /// A key pattern with the access it grants (`~` both, `%R~`, `%W~`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPattern {
+    /// As written, for ACL GETUSER, LIST and SAVE.
     pub pattern: Vec<u8>,
+    /// The same pattern compiled for the check of every command.
+    pub matcher: CompiledGlob,
     pub read: bool,
     pub write: bool,
+}
+
+impl KeyPattern {
+    pub fn new(pattern: &[u8], read: bool, write: bool) -> Self {
+        KeyPattern { pattern: pattern.to_vec(), matcher: CompiledGlob::new(pattern), read, write }
+    }
+    /// Whether this pattern grants the access and matches `key`.
+    #[inline]
+    pub fn allows(&self, key: &[u8], read: bool, write: bool) -> bool {
+        (!read || self.read) && (!write || self.write) && self.matcher.matches(key)
+    }
 }
 
 /// One set of permissions; a user may run a command if any of its
