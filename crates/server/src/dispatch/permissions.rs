@@ -7,9 +7,9 @@ use super::keys::{self, KeyRef};
 use super::keyspecs::key_flags::{ACCESS, DELETE, INCOMPLETE, INSERT, NOT_KEY, UPDATE, VARIABLE_FLAGS};
 use super::keyspecs::{Begin, Find, KeySpec, Meta};
 use super::registry::CommandId;
-use super::{flags, CommandSpec, Registry};
+use super::{flags, Argv, CommandSpec, Registry};
 use crate::engine::glob::glob_match;
-use crate::server::acl::{Catalog, CatalogEntry, Denied, KeyPlan, Selector, User, CATEGORIES};
+use crate::server::acl::{Catalog, CatalogEntry, Denied, KeyPlan, Selector, User, Verdict, CATEGORIES};
 
 /// The ACL catalog of the command table: names, categories, containers.
 pub fn catalog(reg: &Registry) -> Catalog {
@@ -53,7 +53,7 @@ fn key_plan(spec: &CommandSpec, meta: Option<&Meta>) -> KeyPlan {
         return match specs.as_slice() {
             [only] => match (only.begin, only.find) {
                 (Begin::Index(pos), Find::Range(0, _, 0)) => {
-                    KeyPlan::One { pos: pos as usize, flags: only.flags, vary: Some(vary) }
+                    KeyPlan::One { pos: pos as usize, flags: only.flags, vary: Some(vary), read: true, write: true }
                 }
                 _ => KeyPlan::Search,
             },
@@ -74,7 +74,10 @@ fn key_plan(spec: &CommandSpec, meta: Option<&Meta>) -> KeyPlan {
         }
     }
     match ranges.as_slice() {
-        &[(first, 0, _, flags)] => KeyPlan::One { pos: first as usize, flags, vary: None },
+        &[(first, 0, _, flags)] => {
+            let (read, write) = access(flags);
+            KeyPlan::One { pos: first as usize, flags, vary: None, read, write }
+        }
         _ => KeyPlan::Ranges(ranges),
     }
 }
@@ -114,46 +117,45 @@ impl<'a> Call<'_, 'a> {
     }
 }
 
-#[inline]
+/// The access a key spec's flags ask for: read for `access`, write for
+/// insert, delete or update (Redis's ACLSelectorCheckKey).
+fn access(kflags: u32) -> (bool, bool) {
+    (kflags & ACCESS != 0, kflags & (INSERT | DELETE | UPDATE) != 0)
+}
+
 fn key_allowed(s: &Selector, key: &[u8], kflags: u32) -> bool {
-    if s.all_keys {
-        return true;
-    }
-    let read = kflags & ACCESS != 0;
-    let write = kflags & (INSERT | DELETE | UPDATE) != 0;
-    s.keys.iter().any(|p| p.allows(key, read, write))
+    let (read, write) = access(kflags);
+    s.all_keys || s.keys.iter().any(|p| p.allows(key, read, write))
 }
 
 /// The usual way a restricted user is allowed, in a few instructions:
-/// its root selector has the command's bit and the command's one fixed
-/// key, if it has one, matches. False sends the caller to [`check`],
-/// which decides everything else (other selectors, first-argument
-/// rules, channels, key ranges and searches, which refusal to report).
-#[inline]
-pub fn quick_allow<'a>(
-    cat: &Catalog,
-    user: &User,
-    id: CommandId,
-    argc: usize,
-    arg: impl Fn(usize) -> &'a [u8],
-) -> bool {
-    let (Some(s), Some(cmd)) = (user.selectors.first(), cat.cmds.get(id)) else { return false };
-    if !s.allows_id(id) || (cmd.channels.is_some() && !s.all_channels) {
-        return false;
-    }
-    match cmd.keys {
-        KeyPlan::None => true,
-        KeyPlan::One { pos, flags, vary } => {
-            if s.all_keys || pos >= argc {
+/// its root selector's verdict on the command, worked out when the user
+/// was set (see `server::acl::verdicts`), and at most one key matched.
+/// False sends the caller to [`check`], which decides everything else.
+/// Out of line so that the unrestricted user's path stays as it was.
+#[inline(never)]
+pub fn quick_allow(user: &User, id: CommandId, argv: &Argv) -> bool {
+    quick(user, id, argv.len(), |i| argv.get(i))
+}
+
+#[inline(always)]
+fn quick<'a>(user: &User, id: CommandId, argc: usize, arg: impl Fn(usize) -> &'a [u8]) -> bool {
+    match user.verdicts.get(id) {
+        Verdict::Slow => false,
+        Verdict::Allow => true,
+        Verdict::Key { pos, read, write } => {
+            if pos >= argc {
                 return true;
             }
-            let flags = match vary {
-                Some(vary) => vary(argc, &arg),
-                None => flags,
-            };
-            key_allowed(s, arg(pos), flags)
+            let key = arg(pos);
+            // A plain loop: `any` with its closure stays out of line here.
+            for p in &user.selectors[0].keys {
+                if p.allows(key, read, write) {
+                    return true;
+                }
+            }
+            false
         }
-        KeyPlan::Ranges(_) | KeyPlan::Search => false,
     }
 }
 
@@ -190,7 +192,7 @@ fn check_keys(cat: &Catalog, s: &Selector, call: &mut Call) -> Result<(), Refusa
     let (arg, argc) = (call.arg, call.argc);
     let plan = match &cat.cmds[call.id].keys {
         KeyPlan::None => return Ok(()),
-        &KeyPlan::One { pos, flags, vary } => {
+        &KeyPlan::One { pos, flags, vary, .. } => {
             let flags = vary.map_or(flags, |vary| vary(argc, arg));
             return match pos >= argc || key_allowed(s, arg(pos), flags) {
                 true => Ok(()),
@@ -237,7 +239,7 @@ pub fn check<'a>(
     argc: usize,
     arg: &dyn Fn(usize) -> &'a [u8],
 ) -> Result<(), Refusal> {
-    if user.unrestricted || quick_allow(cat, user, id, argc, arg) {
+    if user.unrestricted || quick(user, id, argc, arg) {
         return Ok(());
     }
     let mut call = Call { reg, id, spec: reg.spec(id), argc, arg, keys: None };

@@ -98,7 +98,7 @@ impl CompiledGlob {
     }
 
     /// Whether `s` matches, as `glob_match(pattern, s, false)` would say.
-    #[inline]
+    #[inline(always)]
     pub fn matches(&self, s: &[u8]) -> bool {
         match self {
             Self::Exact(lit) => s == &**lit,
@@ -130,7 +130,7 @@ impl Prefix {
     }
 
     /// Whether `s` is non-empty and starts with the literal.
-    #[inline]
+    #[inline(always)]
     fn starts(&self, s: &[u8]) -> bool {
         match s.first_chunk::<8>() {
             Some(first) => {

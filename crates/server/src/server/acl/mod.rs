@@ -9,6 +9,7 @@ pub mod file;
 pub mod log;
 mod rules;
 pub mod sha256;
+mod verdicts;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,6 +17,7 @@ use crate::engine::glob::CompiledGlob;
 
 pub use describe::{channels_text, keys_text};
 pub use rules::RuleError;
+pub use verdicts::{Verdict, Verdicts};
 
 /// Redis's ACL categories, in ACL CAT's order; a command's categories are
 /// a bit mask over this list.
@@ -73,8 +75,10 @@ pub enum KeyPlan {
     /// Never any key.
     None,
     /// One key at a fixed position (GET, SET, INCR...): its key spec
-    /// flags, or the function that reads them off the arguments.
-    One { pos: usize, flags: u32, vary: Option<KeyFlagsFn> },
+    /// flags, or the function that reads them off the arguments; `read`
+    /// and `write` are the most access a call may need (both when the
+    /// flags vary).
+    One { pos: usize, flags: u32, vary: Option<KeyFlagsFn>, read: bool, write: bool },
     /// Fixed ranges: (first, lastkey, step, key spec flags) per key spec,
     /// lastkey < 0 counting from the end.
     Ranges(Vec<(i32, i32, i32, u32)>),
@@ -119,7 +123,7 @@ impl KeyPattern {
         KeyPattern { pattern: pattern.to_vec(), matcher: CompiledGlob::new(pattern), read, write }
     }
     /// Whether this pattern grants the access and matches `key`.
-    #[inline]
+    #[inline(always)]
     pub fn allows(&self, key: &[u8], read: bool, write: bool) -> bool {
         (!read || self.read) && (!write || self.write) && self.matcher.matches(key)
     }
@@ -171,6 +175,8 @@ pub struct User {
     pub selectors: Vec<Selector>,
     /// Every command, key and channel: the permission check is one test.
     pub unrestricted: bool,
+    /// The root selector's verdict on each command, for the quick check.
+    pub verdicts: Verdicts,
 }
 
 impl User {
@@ -183,10 +189,13 @@ impl User {
             passwords: Vec::new(),
             selectors: vec![Selector::new(true, words, all_channels)],
             unrestricted: false,
+            verdicts: Verdicts::default(),
         }
     }
-    fn refresh(&mut self) {
+    /// Work out what the checks read, once the rules are final.
+    fn refresh(&mut self, cat: &Catalog) {
         self.unrestricted = self.selectors.iter().any(Selector::unrestricted);
+        self.verdicts = Verdicts::build(cat, &self.selectors[0]);
     }
     /// Whether `password` opens this user (Redis's ACLCheckUserCredentials).
     pub fn accepts(&self, password: &[u8]) -> bool {
@@ -255,7 +264,7 @@ impl Acl {
         for op in ["+@all", "~*", "&*", "on", "nopass"] {
             self.apply(&mut u, op.as_bytes()).expect("default rules are valid");
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         u
     }
 
@@ -312,7 +321,7 @@ impl Acl {
                 let _ = self.apply(&mut u, b"nopass");
             }
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         self.users[DEFAULT_USER] = Some(u);
     }
 
@@ -331,7 +340,7 @@ impl Acl {
             self.apply(&mut u, op)
                 .map_err(|e| format!("Error in ACL SETUSER modifier '{}': {}", show(op), e.text()))?;
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         match existing {
             Some(slot) => Ok(self.users[slot].replace(u)),
             None => {
@@ -385,7 +394,7 @@ impl Acl {
         for (i, op) in ops.iter().enumerate() {
             self.apply(&mut u, op).map_err(|e| (i, e))?;
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         Ok(u)
     }
 
