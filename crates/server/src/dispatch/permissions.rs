@@ -69,7 +69,9 @@ fn key_plan(spec: &CommandSpec, meta: Option<&Meta>) -> KeyPlan {
             return KeyPlan::Search;
         }
         match (ks.begin, ks.find) {
-            (Begin::Index(first), Find::Range(lastkey, step, 0)) => ranges.push((first, lastkey, step.max(1), ks.flags)),
+            (Begin::Index(first), Find::Range(lastkey, step, 0)) => {
+                ranges.push((first, lastkey, step.max(1), ks.flags))
+            }
             _ => return KeyPlan::Search,
         }
     }

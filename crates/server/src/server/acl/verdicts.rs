@@ -26,7 +26,11 @@ pub enum Verdict {
     Slow,
     Allow,
     /// The key at `pos` needs a pattern granting `read` and `write`.
-    Key { pos: usize, read: bool, write: bool },
+    Key {
+        pos: usize,
+        read: bool,
+        write: bool,
+    },
 }
 
 impl Verdicts {
