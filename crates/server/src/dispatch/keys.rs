@@ -7,6 +7,7 @@ use super::flags::MOVABLEKEYS;
 use super::keyspecs::key_flags::*;
 use super::keyspecs::{self, Begin, Find, KeySpec, Meta};
 use super::registry::CommandSpec;
+use crate::server::acl::KeyFlagsFn;
 
 /// A key's position in argv (0 = the command name) and its key spec flags.
 pub type KeyRef = (usize, u32);
@@ -275,14 +276,37 @@ fn xread_keys(argc: usize, arg: &ArgFn<'_, '_>) -> Vec<KeyRef> {
     Vec::new()
 }
 
-/// SET: read and written when GET is among the options, else overwritten.
+/// The flags of the one key (argument 1) of a command whose key spec says
+/// VARIABLE_FLAGS: the ACL check asks this instead of the finder, which
+/// would allocate.
+pub fn variable_flags(spec: &CommandSpec) -> Option<KeyFlagsFn> {
+    match spec.name {
+        "set" => Some(set_flags),
+        "bitfield" => Some(bitfield_flags),
+        _ => None,
+    }
+}
+
 fn set_keys(argc: usize, arg: &ArgFn<'_, '_>) -> Vec<KeyRef> {
+    vec![(1, set_flags(argc, arg))]
+}
+
+/// SET: read and written when GET is among the options, else overwritten.
+fn set_flags(argc: usize, arg: &ArgFn<'_, '_>) -> u32 {
     let get = (3..argc).any(|i| is(arg(i), "get"));
-    vec![(1, if get { RW | ACCESS | UPDATE } else { OW | UPDATE })]
+    if get {
+        RW | ACCESS | UPDATE
+    } else {
+        OW | UPDATE
+    }
+}
+
+fn bitfield_keys(argc: usize, arg: &ArgFn<'_, '_>) -> Vec<KeyRef> {
+    vec![(1, bitfield_flags(argc, arg))]
 }
 
 /// BITFIELD: read-only while every operation parses as a GET or OVERFLOW.
-fn bitfield_keys(argc: usize, arg: &ArgFn<'_, '_>) -> Vec<KeyRef> {
+fn bitfield_flags(argc: usize, arg: &ArgFn<'_, '_>) -> u32 {
     let mut readonly = true;
     let mut i = 2;
     while i < argc {
@@ -299,5 +323,9 @@ fn bitfield_keys(argc: usize, arg: &ArgFn<'_, '_>) -> Vec<KeyRef> {
         }
         i += 1;
     }
-    vec![(1, if readonly { RO | ACCESS } else { RW | ACCESS | UPDATE })]
+    if readonly {
+        RO | ACCESS
+    } else {
+        RW | ACCESS | UPDATE
+    }
 }

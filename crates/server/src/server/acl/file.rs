@@ -56,7 +56,7 @@ pub fn parse(acl: &Acl, filename: &str, text: &[u8]) -> Result<Vec<User>, String
                 Err(_) => {}
             }
         }
-        u.refresh();
+        u.refresh(&acl.catalog);
         users.push(u);
     }
     if errors.is_empty() {

@@ -9,11 +9,15 @@ pub mod file;
 pub mod log;
 mod rules;
 pub mod sha256;
+mod verdicts;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::engine::glob::CompiledGlob;
+
 pub use describe::{channels_text, keys_text};
 pub use rules::RuleError;
+pub use verdicts::{Verdict, Verdicts};
 
 /// Redis's ACL categories, in ACL CAT's order; a command's categories are
 /// a bit mask over this list.
@@ -54,12 +58,32 @@ pub struct CatalogEntry {
     pub categories: u32,
     pub parent: Option<usize>,
     pub subs: Vec<usize>,
-    /// Key positions known without looking at the arguments: (first,
-    /// lastkey, step, key spec flags) per key spec, lastkey < 0 counting
-    /// from the end; None when only the full key search can tell.
-    pub fixed_keys: Option<Vec<(i32, i32, i32, u32)>>,
+    /// Where the permission check finds the command's keys.
+    pub keys: KeyPlan,
     /// Channel arguments: (first position, patterns, only that one).
     pub channels: Option<(usize, bool, bool)>,
+}
+
+/// The flags of a command's one key when they depend on its arguments
+/// (SET with or without GET): from (argc, argument i).
+pub type KeyFlagsFn = for<'a, 'b> fn(usize, &'b (dyn Fn(usize) -> &'a [u8] + 'b)) -> u32;
+
+/// Where a command's keys are, decided once from the command table so
+/// that checking a call walks no key specs and allocates nothing.
+#[derive(Debug, Clone)]
+pub enum KeyPlan {
+    /// Never any key.
+    None,
+    /// One key at a fixed position (GET, SET, INCR...): its key spec
+    /// flags, or the function that reads them off the arguments; `read`
+    /// and `write` are the most access a call may need (both when the
+    /// flags vary).
+    One { pos: usize, flags: u32, vary: Option<KeyFlagsFn>, read: bool, write: bool },
+    /// Fixed ranges: (first, lastkey, step, key spec flags) per key spec,
+    /// lastkey < 0 counting from the end.
+    Ranges(Vec<(i32, i32, i32, u32)>),
+    /// Only the full key search can tell (movable keys, keywords, counts).
+    Search,
 }
 
 /// Every command by id (the registry's ids), for rules and descriptions.
@@ -86,9 +110,23 @@ impl Catalog {
 /// A key pattern with the access it grants (`~` both, `%R~`, `%W~`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPattern {
+    /// As written, for ACL GETUSER, LIST and SAVE.
     pub pattern: Vec<u8>,
+    /// The same pattern compiled for the check of every command.
+    pub matcher: CompiledGlob,
     pub read: bool,
     pub write: bool,
+}
+
+impl KeyPattern {
+    pub fn new(pattern: &[u8], read: bool, write: bool) -> Self {
+        KeyPattern { pattern: pattern.to_vec(), matcher: CompiledGlob::new(pattern), read, write }
+    }
+    /// Whether this pattern grants the access and matches `key`.
+    #[inline(always)]
+    pub fn allows(&self, key: &[u8], read: bool, write: bool) -> bool {
+        (!read || self.read) && (!write || self.write) && self.matcher.matches(key)
+    }
 }
 
 /// One set of permissions; a user may run a command if any of its
@@ -137,6 +175,8 @@ pub struct User {
     pub selectors: Vec<Selector>,
     /// Every command, key and channel: the permission check is one test.
     pub unrestricted: bool,
+    /// The root selector's verdict on each command, for the quick check.
+    pub verdicts: Verdicts,
 }
 
 impl User {
@@ -149,10 +189,13 @@ impl User {
             passwords: Vec::new(),
             selectors: vec![Selector::new(true, words, all_channels)],
             unrestricted: false,
+            verdicts: Verdicts::default(),
         }
     }
-    fn refresh(&mut self) {
+    /// Work out what the checks read, once the rules are final.
+    fn refresh(&mut self, cat: &Catalog) {
         self.unrestricted = self.selectors.iter().any(Selector::unrestricted);
+        self.verdicts = Verdicts::build(cat, &self.selectors[0]);
     }
     /// Whether `password` opens this user (Redis's ACLCheckUserCredentials).
     pub fn accepts(&self, password: &[u8]) -> bool {
@@ -221,7 +264,7 @@ impl Acl {
         for op in ["+@all", "~*", "&*", "on", "nopass"] {
             self.apply(&mut u, op.as_bytes()).expect("default rules are valid");
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         u
     }
 
@@ -278,7 +321,7 @@ impl Acl {
                 let _ = self.apply(&mut u, b"nopass");
             }
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         self.users[DEFAULT_USER] = Some(u);
     }
 
@@ -297,7 +340,7 @@ impl Acl {
             self.apply(&mut u, op)
                 .map_err(|e| format!("Error in ACL SETUSER modifier '{}': {}", show(op), e.text()))?;
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         match existing {
             Some(slot) => Ok(self.users[slot].replace(u)),
             None => {
@@ -351,7 +394,7 @@ impl Acl {
         for (i, op) in ops.iter().enumerate() {
             self.apply(&mut u, op).map_err(|e| (i, e))?;
         }
-        u.refresh();
+        u.refresh(&self.catalog);
         Ok(u)
     }
 

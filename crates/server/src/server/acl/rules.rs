@@ -296,7 +296,7 @@ fn add_key_pattern(s: &mut Selector, op: &[u8]) -> Result<(), RuleError> {
             k.read |= read;
             k.write |= write;
         }
-        None => s.keys.push(KeyPattern { pattern: pattern.to_vec(), read, write }),
+        None => s.keys.push(KeyPattern::new(pattern, read, write)),
     }
     s.all_keys = false;
     Ok(())
