@@ -26,7 +26,20 @@ enum Ending {
 
 /// Load whatever AOF exists: multi-part (manifest), or an old single file
 /// in `dir` (upgraded to the multi-part layout, as Redis 7 does).
+///
+/// Nothing expires while the files replay (Redis's `keyIsExpired` while
+/// loading): each command was logged when its keys were live, so an INCR
+/// of a key whose deadline has passed since must find it, not create a
+/// new one without a TTL. Keys still past their deadline afterwards are
+/// expired as usual, their DELs logged.
 pub fn load_at_start(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
+    srv.keyspace.dbs.iter_mut().for_each(|db| db.expiry_off = true);
+    let loaded = load_files(srv, reg);
+    srv.keyspace.dbs.iter_mut().for_each(|db| db.expiry_off = false);
+    loaded
+}
+
+fn load_files(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
     let dir = aof_dir(&srv.config);
     let manifest_path = dir.join(manifest_name(&srv.config));
     let started = Instant::now();
@@ -90,7 +103,7 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
         let format = super::rewrite::base_format(cfg);
         let name = format!("{}.1.{}", cfg.appendfilename, super::rewrite::base_suffix(format));
         let functions = crate::persistence::function_codes(srv);
-        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), unix_ms(), format)?;
+        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), format)?;
         crate::log_at!(Notice, "Creating AOF base file {name} on server start");
         m.base = Some(AofFile { name, seq: 1, kind: FileType::Base });
         changed = true;
@@ -154,7 +167,7 @@ fn replay_file(srv: &mut Server, reg: &'static Registry, path: &Path, last: bool
 /// Load the RDB snapshot that starts `data`; returns its length.
 fn load_preamble(srv: &mut Server, data: &[u8], name: &str) -> Result<usize, String> {
     let mut rest = data;
-    let mut stats = crate::persistence::rdb::load::load(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
+    let mut stats = crate::persistence::rdb::load::load_aof_base(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
         .map_err(|e| format!("Bad RDB data in the append only file {name} at byte offset {}: {}", e.offset, e.msg))?;
     let codes = std::mem::take(&mut stats.functions);
     crate::persistence::install_functions(srv, &codes)

@@ -19,7 +19,7 @@ use crate::engine::{Keyspace, Value};
 use crate::persistence::rdb::save::{key_delay_setting, write_rdb, SaveOpts};
 use crate::persistence::{aof_mut, feeding};
 use crate::server::child::{ChildExit, ChildKind};
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 use resp::encode_command as encode;
 
 /// Elements per command in the base (Redis's AOF_REWRITE_ITEMS_PER_CMD).
@@ -40,14 +40,13 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
     if feeding(srv) || aof_mut(&mut srv.persistence).state == State::WaitRewrite {
         open_new_incr(srv, &dir).inspect_err(log_start_error)?;
     }
-    let now = unix_ms();
     let (keyspace, dir2, format) = (&srv.keyspace, dir.clone(), base_format(&srv.config));
     let functions = crate::persistence::function_codes(srv);
     let spawned = srv.children.spawn(ChildKind::AofRewrite, move || {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() };
         let path = dir2.join(format!("temp-rewriteaof-bg-{pid}.aof"));
-        match write_base(keyspace, &functions, &path, now, format) {
+        match write_base(keyspace, &functions, &path, format) {
             Ok(()) => true,
             Err(e) => {
                 crate::log_at!(Warning, "Error writing the AOF base {}: {e}", path.display());
@@ -159,14 +158,11 @@ pub fn base_suffix(format: Option<SaveOpts>) -> &'static str {
 }
 
 /// Write the keyspace to `path` (fsynced): an RDB snapshot when `rdb` says
-/// so, else the commands that rebuild it.
-pub fn write_base(
-    ks: &Keyspace,
-    functions: &[Vec<u8>],
-    path: &Path,
-    now: i64,
-    rdb: Option<SaveOpts>,
-) -> io::Result<()> {
+/// so, else the commands that rebuild it. Keys past their deadline but not
+/// yet deleted are written too, with that deadline, as Redis's rewrite
+/// does: the incr file that follows may still use them, and their DEL
+/// comes through it once they are expired.
+pub fn write_base(ks: &Keyspace, functions: &[Vec<u8>], path: &Path, rdb: Option<SaveOpts>) -> io::Result<()> {
     if let Some(opts) = rdb {
         let w = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let f = write_rdb(ks, functions, w, opts, 0)?.into_inner().map_err(|e| e.into_error())?;
@@ -184,9 +180,6 @@ pub fn write_base(
         encode(&mut out, &[b"SELECT", i.to_string().as_bytes()]);
         for (key, entry) in db.iter() {
             let at = db.expire_of(key);
-            if at.is_some_and(|at| at <= now) {
-                continue;
-            }
             write_value(&mut out, key, &entry.value);
             if let Some(at) = at {
                 encode(&mut out, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
