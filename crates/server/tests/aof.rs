@@ -115,7 +115,7 @@ fn expired_keys_are_deleted_in_the_file() {
 fn a_base_keeps_keys_whose_deadline_passed_for_the_incr_file() {
     for preamble in ["yes", "no"] {
         let dir = DataDir::new(&format!("past-deadline-{preamble}"));
-        let mut srv = start_aof(&dir, &["--appendfsync", "always", "--aof-use-rdb-preamble", preamble]);
+        let mut srv = start_aof(&dir, &["--appendfsync", "always", "--aof-use-rdb-preamble", preamble, "--enable-debug-command", "yes"]);
         let mut c = srv.client();
         assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), ok());
         let set_at = std::time::Instant::now();

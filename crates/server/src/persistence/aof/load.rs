@@ -44,11 +44,12 @@ fn load_files(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
     let manifest_path = dir.join(manifest_name(&srv.config));
     let started = Instant::now();
     let manifest = match fs::read_to_string(&manifest_path) {
-        Ok(text) => Manifest::parse(&text).map_err(|e| format!("{e} in {}", manifest_path.display()))?,
+        Ok(text) => Manifest::parse(&text)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return upgrade_old_style(srv, reg, &dir),
         Err(e) => return Err(format!("Can't read the AOF manifest {}: {e}", manifest_path.display())),
     };
     let files: Vec<&AofFile> = manifest.base.iter().chain(&manifest.incrs).collect();
+    check_files_exist(&dir, &files)?;
     for (i, f) in files.iter().enumerate() {
         let path = dir.join(&f.name);
         let last = i + 1 == files.len();
@@ -65,6 +66,24 @@ fn load_files(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
         crate::log_at!(Notice, "DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
     }
     aof_mut(&mut srv.persistence).manifest = manifest;
+    Ok(())
+}
+
+/// Every file the manifest names must be there before any is loaded, as
+/// Redis sizes them all first (but the last incr file, which a crash right
+/// after the manifest named it may have left uncreated: it is empty).
+fn check_files_exist(dir: &Path, files: &[&AofFile]) -> Result<(), String> {
+    for (i, f) in files.iter().enumerate() {
+        let tolerated = f.kind == FileType::Incr && i + 1 == files.len();
+        match fs::metadata(dir.join(&f.name)) {
+            Err(e) if !(tolerated && e.kind() == std::io::ErrorKind::NotFound) => {
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or(&why);
+                return Err(format!("Unable to obtain the AOF file {} length. stat: {why}", f.name));
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
