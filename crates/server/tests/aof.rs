@@ -374,6 +374,23 @@ fn bgrewriteaof_with_aof_off_writes_a_base() {
     assert_eq!(srv.client().cmd(&["GET", "k"]), bulk("v"));
 }
 
+/// An upgrade cut short after the manifest was written but before the old
+/// file moved is done again, as Redis does, instead of failing on the
+/// base the manifest names but the directory lacks.
+#[test]
+fn an_interrupted_upgrade_is_resumed() {
+    let dir = DataDir::new("upgrade-resumed");
+    let mut old = Vec::new();
+    resp::encode_command(&mut old, &["SET", "legacy", "yes"]);
+    std::fs::write(dir.0.join("appendonly.aof"), &old).unwrap();
+    std::fs::create_dir_all(dir.aof_dir()).unwrap();
+    std::fs::write(dir.aof_dir().join("appendonly.aof.manifest"), "file appendonly.aof seq 1 type b\n").unwrap();
+    let srv = start_aof(&dir, &[]);
+    assert_eq!(srv.client().cmd(&["GET", "legacy"]), bulk("yes"));
+    assert!(dir.aof_dir().join("appendonly.aof").is_file() && !dir.0.join("appendonly.aof").exists());
+    assert!(dir.manifest().starts_with("file appendonly.aof seq 1 type b\n"), "{}", dir.manifest());
+}
+
 #[test]
 fn old_style_single_file_is_loaded_and_upgraded() {
     let dir = DataDir::new("upgrade");

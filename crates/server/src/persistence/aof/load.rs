@@ -48,6 +48,9 @@ fn load_files(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return upgrade_old_style(srv, reg, &dir),
         Err(e) => return Err(format!("Can't read the AOF manifest {}: {e}", manifest_path.display())),
     };
+    if interrupted_upgrade(&srv.config.appendfilename, &dir, &manifest) {
+        return upgrade_old_style(srv, reg, &dir);
+    }
     let files: Vec<&AofFile> = manifest.base.iter().chain(&manifest.incrs).collect();
     check_files_exist(&dir, &files)?;
     for (i, f) in files.iter().enumerate() {
@@ -67,6 +70,16 @@ fn load_files(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
     }
     aof_mut(&mut srv.persistence).manifest = manifest;
     Ok(())
+}
+
+/// An upgrade from an old single file that stopped before the file was
+/// moved (Redis's `loadAppendOnlyFiles` conditions): the old file is still
+/// beside the AOF directory and the manifest names nothing else, or only it
+/// as the base while the directory lacks it. The upgrade is done again.
+fn interrupted_upgrade(old_name: &str, dir: &Path, m: &Manifest) -> bool {
+    let old = dir.parent().map(|root| root.join(old_name)).is_some_and(|p| p.is_file());
+    let only_old_base = m.base.as_ref().is_some_and(|b| b.name == old_name) && !dir.join(old_name).exists();
+    old && m.incrs.is_empty() && (m.base.is_none() || only_old_base)
 }
 
 /// Every file the manifest names must be there before any is loaded, as
