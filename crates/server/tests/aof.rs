@@ -391,6 +391,29 @@ fn an_interrupted_upgrade_is_resumed() {
     assert!(dir.manifest().starts_with("file appendonly.aof seq 1 type b\n"), "{}", dir.manifest());
 }
 
+/// With `aof-disable-auto-gc yes` the files rewrites replace stay, listed
+/// newest first as history; switching it off deletes them at once.
+#[test]
+fn history_is_kept_while_auto_gc_is_off() {
+    let dir = DataDir::new("auto-gc");
+    let srv = start_aof(&dir, &["--aof-disable-auto-gc", "yes"]);
+    let mut c = srv.client();
+    for n in 1..=2 {
+        assert_eq!(c.cmd(&["SET", "k", &n.to_string()]), ok());
+        assert_eq!(c.cmd(&["BGREWRITEAOF"]), simple("Background append only file rewriting started"));
+        wait_rewrites(&mut c, n);
+    }
+    let manifest = dir.manifest();
+    let history: Vec<&str> = manifest.lines().filter(|l| l.ends_with("type h")).collect();
+    let want = ["appendonly.aof.2.incr.aof", "appendonly.aof.2.base.rdb", "appendonly.aof.1.incr.aof", "appendonly.aof.1.base.rdb"];
+    let names: Vec<&str> = history.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    assert_eq!(names, want, "{manifest}");
+    assert!(want.iter().all(|f| dir.aof_dir().join(f).is_file()));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "aof-disable-auto-gc", "no"]), ok());
+    assert!(!dir.manifest().contains("type h"), "{}", dir.manifest());
+    assert!(want.iter().all(|f| !dir.aof_dir().join(f).exists()));
+}
+
 #[test]
 fn old_style_single_file_is_loaded_and_upgraded() {
     let dir = DataDir::new("upgrade");
