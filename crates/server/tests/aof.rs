@@ -115,7 +115,10 @@ fn expired_keys_are_deleted_in_the_file() {
 fn a_base_keeps_keys_whose_deadline_passed_for_the_incr_file() {
     for preamble in ["yes", "no"] {
         let dir = DataDir::new(&format!("past-deadline-{preamble}"));
-        let mut srv = start_aof(&dir, &["--appendfsync", "always", "--aof-use-rdb-preamble", preamble, "--enable-debug-command", "yes"]);
+        let mut srv = start_aof(
+            &dir,
+            &["--appendfsync", "always", "--aof-use-rdb-preamble", preamble, "--enable-debug-command", "yes"],
+        );
         let mut c = srv.client();
         assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), ok());
         let set_at = std::time::Instant::now();
@@ -405,7 +408,12 @@ fn history_is_kept_while_auto_gc_is_off() {
     }
     let manifest = dir.manifest();
     let history: Vec<&str> = manifest.lines().filter(|l| l.ends_with("type h")).collect();
-    let want = ["appendonly.aof.2.incr.aof", "appendonly.aof.2.base.rdb", "appendonly.aof.1.incr.aof", "appendonly.aof.1.base.rdb"];
+    let want = [
+        "appendonly.aof.2.incr.aof",
+        "appendonly.aof.2.base.rdb",
+        "appendonly.aof.1.incr.aof",
+        "appendonly.aof.1.base.rdb",
+    ];
     let names: Vec<&str> = history.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
     assert_eq!(names, want, "{manifest}");
     assert!(want.iter().all(|f| dir.aof_dir().join(f).is_file()));

@@ -159,9 +159,10 @@ fn atoll(s: &[u8]) -> i64 {
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    let n = digits.iter().take_while(|b| b.is_ascii_digit()).fold(0i64, |n, d| {
-        n.wrapping_mul(10).wrapping_add(i64::from(d - b'0'))
-    });
+    let n = digits
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .fold(0i64, |n, d| n.wrapping_mul(10).wrapping_add(i64::from(d - b'0')));
     if neg {
         n.wrapping_neg()
     } else {
