@@ -176,12 +176,17 @@ def test_sentinel_failover_keeps_acknowledged_writes(group):
         writer = Writer(sentinels, run_no)
         writer.start()
         wait_for("the writer to get acknowledged batches", lambda: len(writer.acked) >= 400, timeout=20)
+        killed = time.monotonic()
         old.kill9()
         wait_for("the sentinels to promote a replica",
                  lambda: all(primary_port([s]) != old.port for s in sentinels), timeout=40)
+        promoted = time.monotonic() - killed
         before = writer.batches
         wait_for("the writer to find and write to the new primary",
                  lambda: writer.batches > before + 5, timeout=30)
+        # The figures the proof quotes (seen with pytest -s).
+        print(f"run {run_no}: all sentinels name the new primary {promoted:.2f} s after the kill, "
+              f"writes resumed at {time.monotonic() - killed:.2f} s")
         writer.stopping.set()
         writer.join(timeout=10)
         wait_for("the group to settle", lambda: settled(nodes, sentinels, live), timeout=40)

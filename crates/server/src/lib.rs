@@ -79,17 +79,17 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     load_acl(&mut srv)?;
     srv.config_file = config_file;
     srv.update_notify_tracking();
-    // The empty server's footprint, as Redis measures it once listening
-    // and before loading data: what binding allocates counts, the data not.
-    let before_load = allocator::used_memory();
-    persistence::load_at_start(&mut srv, reg)?;
-    let loaded = allocator::used_memory();
+    // Redis's order: listen, show the banner (with the pid that tools
+    // wait for), then load the data, so a start that fails while loading
+    // is seen as a started server that died, not as one that never came.
     let mut ev = net::EventLoop::bind(srv, reg)?;
-    ev.srv.memory.startup = (before_load + allocator::used_memory()).saturating_sub(loaded);
-    let ports = ev.local_ports();
-    ev.srv.startup_port = ports.first().copied().unwrap_or(0);
+    ev.srv.startup_port = ev.local_ports().first().copied().unwrap_or(0);
     announce(show_logo, ev.srv.startup_port);
     log_at!(Notice, "Server initialized");
+    // The empty server's footprint, as Redis measures it once listening
+    // and before loading data: what binding allocates counts, the data not.
+    ev.srv.memory.startup = allocator::used_memory();
+    persistence::load_at_start(&mut ev.srv, reg)?;
     if !persistence::start_rdb_load(&mut ev.srv)? {
         ready(&mut ev.srv);
     }

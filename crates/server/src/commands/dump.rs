@@ -123,7 +123,8 @@ fn restore(ctx: &mut Ctx, argv: &Argv) {
         _ if opts.absttl => Some(ttl),
         _ => Some(ttl.saturating_add(now)),
     };
-    if expire_at.is_some_and(|at| at <= now) {
+    // Kept as it is while expiry is off (AOF replay, our primary's stream).
+    if expire_at.is_some_and(|at| at <= now) && !ctx.dbm().expiry_off {
         // Born expired: the key is gone, and only a deletion happened.
         if deleted {
             ctx.replicate_as(&[b"DEL", key]);

@@ -312,7 +312,10 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
     if !flags.allows(db.expire_of(key), when) {
         return ctx.r.int(0);
     }
-    let event = if when <= now {
+    // A deadline in the past replayed from the AOF or sent by our primary
+    // is kept as it is (Redis's checkAlreadyExpired): expiry is off then,
+    // and what comes next in that stream may still use the key.
+    let event = if when <= now && !db.expiry_off {
         // Redis's expireGenericCommand: deleted at once, freed and
         // replicated (UNLINK) lazily under lazyfree-lazy-expire.
         let lazy = ctx.srv.config.lazyfree_lazy_expire;

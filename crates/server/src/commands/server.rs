@@ -131,6 +131,11 @@ fn apply_side_effects(ctx: &mut Ctx, before: &crate::config::Config) -> Result<(
         crate::persistence::set_aof_enabled(ctx.srv, !before.appendonly)
             .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"))?;
     }
+    let gc = "aof-disable-auto-gc";
+    if ctx.srv.config.other.get(gc) != before.other.get(gc) {
+        crate::persistence::aof_auto_gc_changed(ctx.srv)
+            .map_err(|e| format!("ERR CONFIG SET failed (possibly related to argument '{gc}') - {e}"))?;
+    }
     let cfg = &ctx.srv.config;
     if cfg.dbfilename != before.dbfilename && cfg.dbfilename.contains('/') {
         return Err("ERR CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, \

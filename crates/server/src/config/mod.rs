@@ -602,7 +602,7 @@ fn options_text(args: &[String]) -> String {
 }
 
 /// Quotes bytes like Redis's `sdscatrepr`.
-fn repr(s: &[u8]) -> String {
+pub(crate) fn repr(s: &[u8]) -> String {
     let mut out = String::from("\"");
     for &c in s {
         match c {

@@ -139,8 +139,13 @@ pub fn dump(c: &mut Client, dbs: usize) -> Vec<String> {
 /// status and everything it logged.
 pub fn start_expecting_failure(dir: &Path, extra: &[&str]) -> (std::process::ExitStatus, String) {
     let log = dir.join("fail.log");
-    let mut args: Vec<String> =
-        ["--port", "0", "--save", "", "--appendonly", "yes", "--dir"].iter().map(|s| s.to_string()).collect();
+    // A real port: the server listens before it loads, as Redis does, and
+    // one configured to listen nowhere would stop before reading the file.
+    let port = free_port().to_string();
+    let mut args: Vec<String> = ["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--dir"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     args.push(dir.display().to_string());
     args.push("--logfile".into());
     args.push(log.display().to_string());

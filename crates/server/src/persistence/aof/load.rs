@@ -26,16 +26,33 @@ enum Ending {
 
 /// Load whatever AOF exists: multi-part (manifest), or an old single file
 /// in `dir` (upgraded to the multi-part layout, as Redis 7 does).
+///
+/// Nothing expires while the files replay (Redis's `keyIsExpired` while
+/// loading): each command was logged when its keys were live, so an INCR
+/// of a key whose deadline has passed since must find it, not create a
+/// new one without a TTL. Keys still past their deadline afterwards are
+/// expired as usual, their DELs logged.
 pub fn load_at_start(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
+    srv.keyspace.dbs.iter_mut().for_each(|db| db.expiry_off = true);
+    let loaded = load_files(srv, reg);
+    srv.keyspace.dbs.iter_mut().for_each(|db| db.expiry_off = false);
+    loaded
+}
+
+fn load_files(srv: &mut Server, reg: &'static Registry) -> Result<(), String> {
     let dir = aof_dir(&srv.config);
     let manifest_path = dir.join(manifest_name(&srv.config));
     let started = Instant::now();
     let manifest = match fs::read_to_string(&manifest_path) {
-        Ok(text) => Manifest::parse(&text).map_err(|e| format!("{e} in {}", manifest_path.display()))?,
+        Ok(text) => Manifest::parse(&text)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return upgrade_old_style(srv, reg, &dir),
         Err(e) => return Err(format!("Can't read the AOF manifest {}: {e}", manifest_path.display())),
     };
+    if interrupted_upgrade(&srv.config.appendfilename, &dir, &manifest) {
+        return upgrade_old_style(srv, reg, &dir);
+    }
     let files: Vec<&AofFile> = manifest.base.iter().chain(&manifest.incrs).collect();
+    check_files_exist(&dir, &files)?;
     for (i, f) in files.iter().enumerate() {
         let path = dir.join(&f.name);
         let last = i + 1 == files.len();
@@ -52,6 +69,34 @@ pub fn load_at_start(srv: &mut Server, reg: &'static Registry) -> Result<(), Str
         crate::log_at!(Notice, "DB loaded from append only file: {:.3} seconds", started.elapsed().as_secs_f64());
     }
     aof_mut(&mut srv.persistence).manifest = manifest;
+    Ok(())
+}
+
+/// An upgrade from an old single file that stopped before the file was
+/// moved (Redis's `loadAppendOnlyFiles` conditions): the old file is still
+/// beside the AOF directory and the manifest names nothing else, or only it
+/// as the base while the directory lacks it. The upgrade is done again.
+fn interrupted_upgrade(old_name: &str, dir: &Path, m: &Manifest) -> bool {
+    let old = dir.parent().map(|root| root.join(old_name)).is_some_and(|p| p.is_file());
+    let only_old_base = m.base.as_ref().is_some_and(|b| b.name == old_name) && !dir.join(old_name).exists();
+    old && m.incrs.is_empty() && (m.base.is_none() || only_old_base)
+}
+
+/// Every file the manifest names must be there before any is loaded, as
+/// Redis sizes them all first (but the last incr file, which a crash right
+/// after the manifest named it may have left uncreated: it is empty).
+fn check_files_exist(dir: &Path, files: &[&AofFile]) -> Result<(), String> {
+    for (i, f) in files.iter().enumerate() {
+        let tolerated = f.kind == FileType::Incr && i + 1 == files.len();
+        match fs::metadata(dir.join(&f.name)) {
+            Err(e) if !(tolerated && e.kind() == std::io::ErrorKind::NotFound) => {
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or(&why);
+                return Err(format!("Unable to obtain the AOF file {} length. stat: {why}", f.name));
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
@@ -90,7 +135,7 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
         let format = super::rewrite::base_format(cfg);
         let name = format!("{}.1.{}", cfg.appendfilename, super::rewrite::base_suffix(format));
         let functions = crate::persistence::function_codes(srv);
-        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), unix_ms(), format)?;
+        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), format)?;
         crate::log_at!(Notice, "Creating AOF base file {name} on server start");
         m.base = Some(AofFile { name, seq: 1, kind: FileType::Base });
         changed = true;
@@ -154,7 +199,7 @@ fn replay_file(srv: &mut Server, reg: &'static Registry, path: &Path, last: bool
 /// Load the RDB snapshot that starts `data`; returns its length.
 fn load_preamble(srv: &mut Server, data: &[u8], name: &str) -> Result<usize, String> {
     let mut rest = data;
-    let mut stats = crate::persistence::rdb::load::load(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
+    let mut stats = crate::persistence::rdb::load::load_aof_base(&mut srv.keyspace, &mut rest, &srv.config, unix_ms())
         .map_err(|e| format!("Bad RDB data in the append only file {name} at byte offset {}: {}", e.offset, e.msg))?;
     let codes = std::mem::take(&mut stats.functions);
     crate::persistence::install_functions(srv, &codes)

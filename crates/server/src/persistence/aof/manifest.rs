@@ -6,6 +6,10 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
+use resp::splitargs::split_args;
+
+use crate::config::repr;
+
 /// What a file listed in the manifest holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileType {
@@ -41,16 +45,28 @@ pub struct Manifest {
     pub history: Vec<AofFile>,
 }
 
+/// The longest line Redis's manifest reader takes, newline included.
+const MAX_LINE: usize = 1024;
+
 impl Manifest {
-    /// Parse the manifest text; `Err` names the line that is wrong.
+    /// Parse the manifest text with the rules and messages of Redis's
+    /// `aofLoadManifestFromFile`: every line must end in a newline within
+    /// 1024 bytes, `#` starts a comment, blank lines are errors, and each
+    /// line holds at least `file`, `seq` and `type` (more key/value pairs
+    /// are allowed, for later versions).
     pub fn parse(text: &str) -> Result<Manifest, String> {
+        if text.is_empty() {
+            return Err("Found an empty AOF manifest".into());
+        }
         let mut m = Manifest::default();
-        for (no, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+        for line in text.split_inclusive('\n') {
+            if line.starts_with('#') {
                 continue;
             }
-            let f = parse_line(line).ok_or_else(|| format!("Invalid AOF manifest file format (line {})", no + 1))?;
+            if !line.ends_with('\n') || line.len() > MAX_LINE {
+                return Err("The AOF manifest file contains too long line".into());
+            }
+            let f = parse_line(line)?;
             match f.kind {
                 FileType::Base if m.base.is_some() => return Err("Found duplicate base file information".into()),
                 FileType::Base => m.base = Some(f),
@@ -71,7 +87,9 @@ impl Manifest {
         let mut out = String::new();
         let files = self.base.iter().chain(&self.history).chain(&self.incrs);
         for f in files {
-            out.push_str(&format!("file {} seq {} type {}\n", f.name, f.seq, f.kind.letter()));
+            // Quoted when it must be, so the reader's split gives it back whole.
+            let name = if needs_repr(f.name.as_bytes()) { repr(f.name.as_bytes()) } else { f.name.clone() };
+            out.push_str(&format!("file {name} seq {} type {}\n", f.seq, f.kind.letter()));
         }
         out
     }
@@ -102,29 +120,59 @@ pub fn fsync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
-fn parse_line(line: &str) -> Option<AofFile> {
-    let words: Vec<&str> = line.split_ascii_whitespace().collect();
-    if !words.len().is_multiple_of(2) {
-        return None;
-    }
-    let (mut name, mut seq, mut kind) = (None, None, None);
+const INVALID: &str = "Invalid AOF manifest file format";
+
+/// One non-comment line (its newline included).
+fn parse_line(line: &str) -> Result<AofFile, String> {
+    let line = line.trim_matches([' ', '\t', '\r', '\n']);
+    let words = split_args(line.as_bytes()).filter(|w| w.len() >= 6 && w.len() % 2 == 0).ok_or(INVALID)?;
+    let (mut name, mut seq, mut kind) = (None, 0, None);
     for pair in words.chunks(2) {
-        match pair[0] {
-            "file" => name = Some(pair[1].to_string()),
-            "seq" => seq = pair[1].parse().ok(),
-            "type" => {
-                kind = match pair[1] {
-                    "b" => Some(FileType::Base),
-                    "i" => Some(FileType::Incr),
-                    "h" => Some(FileType::History),
-                    _ => None,
-                }
+        let (key, val) = (&pair[0], &pair[1]);
+        if key.eq_ignore_ascii_case(b"file") {
+            if val.contains(&b'/') {
+                return Err("File can't be a path, just a filename".into());
             }
-            // Unknown keys are allowed, for forward compatibility (as Redis).
-            _ => {}
+            name = Some(String::from_utf8_lossy(val).into_owned());
+        } else if key.eq_ignore_ascii_case(b"seq") {
+            seq = atoll(val);
+        } else if key.eq_ignore_ascii_case(b"type") {
+            kind = val.first().copied();
         }
     }
-    Some(AofFile { name: name?, seq: seq?, kind: kind? })
+    let (Some(name), true, Some(kind)) = (name, seq != 0, kind) else { return Err(INVALID.into()) };
+    let kind = match kind {
+        b'b' => FileType::Base,
+        b'i' => FileType::Incr,
+        b'h' => FileType::History,
+        _ => return Err("Unknown AOF file type".into()),
+    };
+    Ok(AofFile { name, seq: seq as u64, kind })
+}
+
+/// C's `atoll`: leading blanks, a sign, then digits up to the first other
+/// byte; 0 when there are none.
+fn atoll(s: &[u8]) -> i64 {
+    let s = s.trim_ascii_start();
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let n = digits
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .fold(0i64, |n, d| n.wrapping_mul(10).wrapping_add(i64::from(d - b'0')));
+    if neg {
+        n.wrapping_neg()
+    } else {
+        n
+    }
+}
+
+/// Redis's `sdsneedsrepr`: bytes a bare word in the manifest cannot hold.
+fn needs_repr(s: &[u8]) -> bool {
+    s.iter().any(|&c| matches!(c, b'\\' | b'"' | 0x07 | 0x08) || !(0x20..=0x7e).contains(&c) || c == b' ')
 }
 
 #[cfg(test)]
@@ -144,10 +192,27 @@ mod tests {
     }
 
     #[test]
-    fn rejects_bad_lines() {
-        assert!(Manifest::parse("file x seq 1\n").is_err());
-        assert!(Manifest::parse("file x seq 1 type z\n").is_err());
-        assert!(Manifest::parse("file a seq 1 type b\nfile b seq 2 type b\n").is_err());
-        assert!(Manifest::parse("file a seq 2 type i\nfile b seq 1 type i\n").is_err());
+    fn rejects_bad_manifests_with_redis_messages() {
+        let err = |t: &str| Manifest::parse(t).unwrap_err();
+        assert_eq!(err(""), "Found an empty AOF manifest");
+        assert_eq!(err("file x seq 1\n"), INVALID);
+        assert_eq!(err("file x seq 1 type\n"), INVALID);
+        assert_eq!(err("file x seq 1 type i\n\nfile y seq 2 type i\n"), INVALID);
+        assert_eq!(err("filex x seq 1 type i\n"), INVALID);
+        assert_eq!(err("file x seq 1 type z\n"), "Unknown AOF file type");
+        assert_eq!(err("file a seq 1 type b\nfile b seq 2 type b\n"), "Found duplicate base file information");
+        assert_eq!(err("file a seq 2 type i\nfile b seq 1 type i\n"), "Found a non-monotonic sequence number");
+        assert_eq!(err("file a/b seq 1 type i\n"), "File can't be a path, just a filename");
+        assert_eq!(err("file a seq 1 type i"), "The AOF manifest file contains too long line");
+        let long = format!("file {} seq 1 type i\n", "a".repeat(1100));
+        assert_eq!(err(&long), "The AOF manifest file contains too long line");
+    }
+
+    #[test]
+    fn comments_extra_keys_and_quoted_names() {
+        let m = Manifest::parse("# note\nFILE \"a b.aof\" seq 3 type i extra 1\n").unwrap();
+        assert_eq!(m.incrs, vec![AofFile { name: "a b.aof".into(), seq: 3, kind: FileType::Incr }]);
+        assert_eq!(m.render(), "file \"a b.aof\" seq 3 type i\n");
+        assert_eq!(Manifest::parse(&m.render()).unwrap(), m);
     }
 }

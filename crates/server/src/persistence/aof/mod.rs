@@ -26,7 +26,7 @@ use crate::config::{Appendfsync, Config};
 use crate::server::child::ChildExit;
 use crate::server::Server;
 use manifest::Manifest;
-pub use rewrite::start_rewrite;
+pub use rewrite::{auto_gc_changed, start_rewrite};
 
 /// Redis's `aof_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

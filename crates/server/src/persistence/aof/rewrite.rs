@@ -19,7 +19,7 @@ use crate::engine::{Keyspace, Value};
 use crate::persistence::rdb::save::{key_delay_setting, write_rdb, SaveOpts};
 use crate::persistence::{aof_mut, feeding};
 use crate::server::child::{ChildExit, ChildKind};
-use crate::server::{unix_ms, Server};
+use crate::server::Server;
 use resp::encode_command as encode;
 
 /// Elements per command in the base (Redis's AOF_REWRITE_ITEMS_PER_CMD).
@@ -40,14 +40,13 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
     if feeding(srv) || aof_mut(&mut srv.persistence).state == State::WaitRewrite {
         open_new_incr(srv, &dir).inspect_err(log_start_error)?;
     }
-    let now = unix_ms();
     let (keyspace, dir2, format) = (&srv.keyspace, dir.clone(), base_format(&srv.config));
     let functions = crate::persistence::function_codes(srv);
     let spawned = srv.children.spawn(ChildKind::AofRewrite, move || {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() };
         let path = dir2.join(format!("temp-rewriteaof-bg-{pid}.aof"));
-        match write_base(keyspace, &functions, &path, now, format) {
+        match write_base(keyspace, &functions, &path, format) {
             Ok(()) => true,
             Err(e) => {
                 crate::log_at!(Warning, "Error writing the AOF base {}: {e}", path.display());
@@ -159,14 +158,11 @@ pub fn base_suffix(format: Option<SaveOpts>) -> &'static str {
 }
 
 /// Write the keyspace to `path` (fsynced): an RDB snapshot when `rdb` says
-/// so, else the commands that rebuild it.
-pub fn write_base(
-    ks: &Keyspace,
-    functions: &[Vec<u8>],
-    path: &Path,
-    now: i64,
-    rdb: Option<SaveOpts>,
-) -> io::Result<()> {
+/// so, else the commands that rebuild it. Keys past their deadline but not
+/// yet deleted are written too, with that deadline, as Redis's rewrite
+/// does: the incr file that follows may still use them, and their DEL
+/// comes through it once they are expired.
+pub fn write_base(ks: &Keyspace, functions: &[Vec<u8>], path: &Path, rdb: Option<SaveOpts>) -> io::Result<()> {
     if let Some(opts) = rdb {
         let w = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let f = write_rdb(ks, functions, w, opts, 0)?.into_inner().map_err(|e| e.into_error())?;
@@ -184,9 +180,6 @@ pub fn write_base(
         encode(&mut out, &[b"SELECT", i.to_string().as_bytes()]);
         for (key, entry) in db.iter() {
             let at = db.expire_of(key);
-            if at.is_some_and(|at| at <= now) {
-                continue;
-            }
             write_value(&mut out, key, &entry.value);
             if let Some(at) = at {
                 encode(&mut out, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
@@ -318,9 +311,12 @@ fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
     let base_size = fs::metadata(dir.join(&base.name))?.len();
     // Every incr file but the one opened at rewrite start is in the base now.
     let keep = appending.then(|| aof.incr_name.clone());
-    let mut history: Vec<AofFile> = m.base.take().into_iter().collect();
     let (kept, old): (Vec<AofFile>, Vec<AofFile>) = m.incrs.drain(..).partition(|f| Some(&f.name) == keep.as_ref());
-    history.extend(old.into_iter().map(|f| AofFile { kind: FileType::History, ..f }));
+    // Newest first, as Redis lists history: these incr files, the base they
+    // followed, then what earlier rewrites left (with auto gc off).
+    let mut history = old;
+    history.extend(m.base.take());
+    history.append(&mut m.history);
     m.incrs = kept;
     if aof.state == State::WaitRewrite {
         let seq = m.next_incr_seq();
@@ -332,20 +328,46 @@ fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
     for h in &mut history {
         h.kind = FileType::History;
     }
-    m.history.extend(history);
+    m.history = history;
     m.base = Some(base);
     m.persist(&dir, &manifest_name(cfg))?;
-    // Delete the replaced files, then forget them in the manifest.
-    for h in m.history.drain(..) {
-        let _ = fs::remove_file(dir.join(&h.name));
+    if auto_gc(cfg) {
+        delete_history(&mut m, &dir);
+        m.persist(&dir, &manifest_name(cfg))?;
     }
-    m.persist(&dir, &manifest_name(cfg))?;
     let incr_size: u64 = m.incrs.iter().filter_map(|f| fs::metadata(dir.join(&f.name)).ok()).map(|md| md.len()).sum();
     aof.manifest = m;
     aof.base_size = base_size;
     aof.current_size = base_size + incr_size + aof.buf.len() as u64;
     aof.rewrite_base_size = aof.current_size;
     fsync_dir(&dir)
+}
+
+/// `aof-disable-auto-gc yes` keeps the files a rewrite replaced, listed
+/// as history, until it is switched off again.
+fn auto_gc(cfg: &crate::config::Config) -> bool {
+    cfg.other.get("aof-disable-auto-gc").is_none_or(|v| v != "yes")
+}
+
+/// Delete the history files and forget them (Redis's aofDelHistoryFiles).
+fn delete_history(m: &mut super::Manifest, dir: &Path) {
+    for h in m.history.drain(..) {
+        crate::log_at!(Notice, "Removing the history file {} in the background", h.name);
+        let _ = fs::remove_file(dir.join(&h.name));
+    }
+}
+
+/// CONFIG SET aof-disable-auto-gc: switching it off deletes the history
+/// kept meanwhile at once, as Redis does.
+pub fn auto_gc_changed(srv: &mut Server) -> io::Result<()> {
+    let cfg = &srv.config;
+    let (dir, name) = (aof_dir(cfg), manifest_name(cfg));
+    let aof = aof_mut(&mut srv.persistence);
+    if !auto_gc(cfg) || aof.manifest.history.is_empty() {
+        return Ok(());
+    }
+    delete_history(&mut aof.manifest, &dir);
+    aof.manifest.persist(&dir, &name)
 }
 
 /// Remove a rewrite child's leftover file (after it was killed).

@@ -305,19 +305,38 @@ pub fn load<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LR
     load_with(ks, inp, cfg, now_ms, || ())
 }
 
+/// [`load`] for an AOF's RDB base or preamble: every key is kept, expired
+/// or not, as Redis's `RDBFLAGS_AOF_PREAMBLE` load does. The incr files
+/// after it were logged against exactly that keyspace (a PERSIST of a key
+/// whose old deadline has passed since must still find it); what is left
+/// expired after the replay goes through the normal expiry, with its DEL.
+pub fn load_aof_base<R: Read>(ks: &mut Keyspace, inp: R, cfg: &Config, now_ms: i64) -> LResult<LoadStats> {
+    load_inner(ks, inp, cfg, now_ms, false, || ())
+}
+
 /// [`load`], calling `each_key` after every key read (`key-load-delay`).
 pub fn load_with<R: Read>(
     ks: &mut Keyspace,
     inp: R,
     cfg: &Config,
     now_ms: i64,
+    each_key: impl FnMut(),
+) -> LResult<LoadStats> {
+    load_inner(ks, inp, cfg, now_ms, cfg.replicaof().is_none(), each_key)
+}
+
+fn load_inner<R: Read>(
+    ks: &mut Keyspace,
+    inp: R,
+    cfg: &Config,
+    now_ms: i64,
+    skip_expired: bool,
     mut each_key: impl FnMut(),
 ) -> LResult<LoadStats> {
     let mut r = Reader::new(inp);
     let version = read_header(&mut r)?;
     let lim = Limits3::of(cfg);
     let mut stats = LoadStats::default();
-    let skip_expired = cfg.replicaof().is_none();
     let (mut db, mut expire) = (0usize, None::<i64>);
     let (mut key, mut scratch) = (Vec::new(), Vec::new());
     loop {

@@ -1,7 +1,7 @@
 //! Round trips of whole keyspaces through the RDB writer and reader, the
 //! item encodings, and the reader's refusal of damaged input.
 use super::format::{Writer, CRC64};
-use super::load::{load, LoadError, LoadStats, Reader};
+use super::load::{load, load_aof_base, LoadError, LoadStats, Reader};
 use super::save::{write_rdb, SaveOpts};
 use crate::config::Config;
 use crate::engine::hash::HashLimits;
@@ -156,6 +156,18 @@ fn a_replica_keeps_expired_keys_for_its_primarys_del() {
     let stats = load(&mut back, &bytes[..], &cfg, NOW).unwrap();
     assert_eq!((stats.keys_loaded, stats.keys_expired), (2, 0));
     assert_eq!(back.dbs[1].expire_of(b"gone"), Some(NOW - 1));
+}
+
+#[test]
+fn an_aof_base_keeps_expired_keys_on_a_primary() {
+    let mut ks = Keyspace::new(2);
+    ks.dbs[1].set(b"past", s(b"x"), Some(NOW - 1), false, NOW - 10);
+    let opts = SaveOpts { compress: true, checksum: true, repl: None, key_delay_us: 0 };
+    let bytes = write_rdb(&ks, &[], Vec::new(), opts, 1234).unwrap();
+    let mut back = Keyspace::new(2);
+    let stats = load_aof_base(&mut back, &bytes[..], &Config::default(), NOW).unwrap();
+    assert_eq!((stats.keys_loaded, stats.keys_expired), (1, 0));
+    assert_eq!(back.dbs[1].expire_of(b"past"), Some(NOW - 1));
 }
 
 #[test]
