@@ -45,6 +45,11 @@ TESTS_IN_UNIT = {"unit/scripting": 306}
 # volley-server itself): unit -> {allowed failure: what it needs}.
 SPAWNED = {
     "unit/latency-monitor": {},
+    # Spawned, its start-up loading tests run (-LOADING while the RDB loads).
+    "unit/introspection": {},
+    "integration/rdb": {
+        "Test child sending info": "the BGSAVE child's live copy-on-write and keys-processed reports (current_cow_size)",
+    },
     # Spawned, the stream units also run their DEBUG RELOAD / LOADAOF tests.
     "unit/type/stream": {},
     "unit/type/stream-cgroups": {},

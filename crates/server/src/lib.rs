@@ -91,30 +91,9 @@ pub fn run(mut config: Config) -> std::io::Result<()> {
     ev.srv.memory.startup = allocator::used_memory();
     persistence::load_at_start(&mut ev.srv, reg)?;
     if !persistence::start_rdb_load(&mut ev.srv)? {
-        ready(&mut ev.srv);
+        replication::ready(&mut ev.srv);
     }
     ev.run()
-}
-
-/// Once the data is in (at once, or when the start-up RDB load ends):
-/// replication starts from the loaded position, and the server says so.
-pub(crate) fn ready(srv: &mut server::Server) {
-    replication::start_from_config(srv);
-    log_at!(Notice, "Ready to accept connections tcp (port {})", srv.startup_port);
-}
-
-/// From the cron while the start-up RDB load runs: finish it, or stop the
-/// server on a damaged file as Redis does.
-pub(crate) fn poll_startup_load(srv: &mut server::Server) {
-    match persistence::poll_rdb_load(srv) {
-        None => {}
-        Some(Ok(())) => ready(srv),
-        Some(Err(msg)) => {
-            log_at!(Warning, "{msg}");
-            eprintln!("{msg}");
-            std::process::exit(1);
-        }
-    }
 }
 
 /// ACL users at start-up: `requirepass` as the default user's password,

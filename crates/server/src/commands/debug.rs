@@ -36,6 +36,10 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
     match (sub.as_str(), argv.len()) {
         ("help", 2) => help(ctx),
         ("sleep", 3) => sleep(ctx, argv.get(2)),
+        ("log", 3) => {
+            crate::log_at!(Warning, "DEBUG LOG: {}", String::from_utf8_lossy(argv.get(2)));
+            ctx.r.ok();
+        }
         ("reload", 2) => match crate::persistence::debug_reload(ctx.srv) {
             Ok(()) => ctx.r.ok(),
             Err(e) => ctx.r.error(&e),
@@ -108,6 +112,8 @@ const HELP: &[&str] = &[
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
     "LOADAOF",
     "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "OBJECT <key>",

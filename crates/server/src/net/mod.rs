@@ -642,7 +642,7 @@ impl EventLoop {
         crate::replication::cron(&mut self.srv, now);
         crate::persistence::cron(&mut self.srv, now);
         if self.srv.denials.loading == crate::server::Loading::Blocking {
-            crate::poll_startup_load(&mut self.srv);
+            crate::replication::poll_startup_load(&mut self.srv);
         }
         self.clock.update();
         let timeout_ms = self.srv.config.timeout as i64 * 1000;

@@ -338,6 +338,27 @@ pub fn resize_backlog(srv: &mut Server) {
     }
 }
 
+/// Once the data is in (at once, or when the start-up RDB load ends):
+/// replication starts from the loaded position, and the server says so.
+pub fn ready(srv: &mut Server) {
+    start_from_config(srv);
+    crate::log_at!(Notice, "Ready to accept connections tcp (port {})", srv.startup_port);
+}
+
+/// From the cron while the start-up RDB load runs: finish it, or stop the
+/// server on a damaged file as Redis does.
+pub fn poll_startup_load(srv: &mut Server) {
+    match crate::persistence::poll_rdb_load(srv) {
+        None => {}
+        Some(Ok(())) => ready(srv),
+        Some(Err(msg)) => {
+            crate::log_at!(Warning, "{msg}");
+            eprintln!("{msg}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// At start: `replicaof` in the config file makes us a replica; an RDB
 /// that recorded a replication position lets the history continue (PSYNC
 /// after a restart, either role). Also installs the position hook RDB

@@ -401,7 +401,7 @@ fn load_inner<R: Read>(
         if stored != 0 && cfg.rdbchecksum && stored != computed {
             return Err(LoadError {
                 offset: r.pos - 8,
-                msg: format!("wrong RDB checksum, expected {stored:016x} got {computed:016x}"),
+                msg: format!("Wrong RDB checksum expected: ({stored:x}) got ({computed:x}): RDB CRC error"),
             });
         }
     }

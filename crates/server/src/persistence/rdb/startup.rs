@@ -31,7 +31,12 @@ pub fn start(srv: &mut Server, path: PathBuf) -> io::Result<Option<StartupLoad>>
     let file = match File::open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io::Error::other(format!("Can't open the RDB file {}: {e}", path.display()))),
+        Err(e) => {
+            // Rust appends " (os error N)"; Redis shows strerror alone.
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or_default();
+            return Err(io::Error::other(format!("Fatal error loading the DB {}: {text}. Exiting.", path.display())));
+        }
     };
     let cfg = Box::new(srv.config.clone());
     let (tx, done) = mpsc::channel();
