@@ -49,6 +49,7 @@ impl Args {
         self.ranges.is_empty()
     }
     /// Argument `i`, given the frame it was parsed from.
+    #[inline]
     pub fn get<'a>(&'a self, frame: &'a [u8], i: usize) -> &'a [u8] {
         let (s, e) = self.ranges[i];
         if self.is_inline {
