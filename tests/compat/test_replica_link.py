@@ -10,9 +10,10 @@
 - A replica keeps the expired keys of an RDB it loads (a transfer, or its
   own file at startup) until its primary's DEL; a primary drops them.
 - A second replica joins a disk snapshot already being written for another.
-- `watchdog-period`: a stuck event loop, or a replica's load stalled on its
-  primary, is reported once with the thread's stack; the load survives the
-  EINTR its read gets."""
+- `watchdog-period`: a stuck event loop, or a replica's load lasting past
+  the period (one piece of work, as Redis's load in its main thread), is
+  reported once with the thread's stack; the load survives the EINTR its
+  read gets."""
 import socket
 import time
 

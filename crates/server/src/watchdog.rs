@@ -5,8 +5,9 @@
 //! stack. Volley's equivalent watches the pieces of work the server waits
 //! on: each event-loop turn, and a replica's load of its primary's
 //! snapshot straight off the socket (the work Redis does in its main
-//! thread, done here on the link's thread). A watcher thread signals the
-//! thread whose work has not moved for the period, once per stall; the
+//! thread, done here on the link's thread, and like Redis's one piece of
+//! work from start to end). A watcher thread signals the thread whose
+//! piece of work has lasted the period, once per stall; the
 //! handler, on that thread, writes the report with its stack, and a
 //! blocking read there returns EINTR, as in Redis.
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};

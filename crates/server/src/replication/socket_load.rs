@@ -66,8 +66,11 @@ struct Feed<'a, R> {
     total: i64,
     progress: &'a dyn Watch,
     broken: bool,
-    /// Redis loads in its main thread, under its watchdog; so does this.
-    watched: crate::watchdog::Work,
+    /// Redis loads in its main thread, under its watchdog, whose timer
+    /// only the cron re-arms: the whole load is one piece of work, reported
+    /// once it outlasts `watchdog-period` however steadily data arrives.
+    /// So here: busy from the start, never re-marked by a read.
+    _watched: crate::watchdog::Work,
 }
 
 impl<R: Read> Feed<'_, R> {
@@ -90,7 +93,6 @@ impl<R: Read> Read for Feed<'_, R> {
                 Ok(0)
             }
             Ok(n) => {
-                self.watched.busy(crate::server::unix_ms());
                 self.read += n as u64;
                 if let Some(left) = self.left.as_mut() {
                     *left -= n as u64;
@@ -130,7 +132,7 @@ pub fn receive<R: BufRead>(r: &mut R, header: &str, load: &SocketLoad, progress:
     progress.started();
     let watched = crate::watchdog::Work::on_this_thread();
     watched.busy(crate::server::unix_ms());
-    let mut feed = Feed { inner: r, left, read: 0, noted: 0, total, progress, broken: false, watched };
+    let mut feed = Feed { inner: r, left, read: 0, noted: 0, total, progress, broken: false, _watched: watched };
     feed.note();
     let mut keyspace = Keyspace::new(load.cfg.databases.max(1));
     let delay = crate::persistence::key_load_delay(&load.cfg);
