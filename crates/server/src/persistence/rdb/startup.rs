@@ -63,14 +63,17 @@ pub fn start(srv: &mut Server, path: PathBuf) -> io::Result<Option<StartupLoad>>
 /// empty keyspace and loading ends (`Some(Ok)`); a damaged file is
 /// `Some(Err(message))`, which the caller treats as fatal.
 pub fn poll(srv: &mut Server, load: &StartupLoad) -> Option<Result<(), String>> {
-    let (keyspace, mut stats) = match load.done.try_recv() {
+    let (mut keyspace, mut stats) = match load.done.try_recv() {
         Err(TryRecvError::Empty) => return None,
         Err(TryRecvError::Disconnected) => return Some(Err("the RDB loading thread died".into())),
         Ok(Err(msg)) => return Some(Err(msg)),
         Ok(Ok(loaded)) => loaded,
     };
-    // Nothing could write meanwhile (-LOADING), so the keyspace is empty.
-    srv.keyspace = keyspace;
+    // Nothing could write meanwhile (-LOADING), so the keyspace is empty;
+    // only the data moves: each db's settings (notifications, expired-key
+    // tracking) and statistics stay the server's.
+    srv.keyspace.swap_data(&mut keyspace);
+    drop(keyspace);
     srv.denials.loading = Loading::No;
     let codes = std::mem::take(&mut stats.functions);
     if let Err(msg) = crate::persistence::install_functions(srv, &codes) {
