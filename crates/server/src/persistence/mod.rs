@@ -79,15 +79,19 @@ pub fn load_at_start(srv: &mut Server, reg: &'static crate::dispatch::Registry) 
 }
 
 /// Start loading the RDB file (without `appendonly`) while clients are
-/// answered -LOADING; false when there is nothing to load.
+/// answered -LOADING: true while it runs; false when there was nothing to
+/// load, or a file small enough to be in before the first reply is.
 pub fn start_rdb_load(srv: &mut Server) -> io::Result<bool> {
     if srv.config.appendonly {
         return Ok(false);
     }
-    let load = rdb::start_load(srv)?;
-    let started = load.is_some();
-    srv.persistence.get_mut::<Persistence>().startup = load;
-    Ok(started)
+    let Some(load) = rdb::start_load(srv)? else { return Ok(false) };
+    if load.small {
+        rdb::startup::wait(srv, &load).map_err(io::Error::other)?;
+        return Ok(false);
+    }
+    srv.persistence.get_mut::<Persistence>().startup = Some(load);
+    Ok(true)
 }
 
 /// Whether the start-up RDB load has finished: `Some(Ok)` once, when the

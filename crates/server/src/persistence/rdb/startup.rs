@@ -23,6 +23,10 @@ use crate::server::{unix_ms, Loading, Server};
 pub struct StartupLoad {
     done: Receiver<Result<(Keyspace, LoadStats), String>>,
     started: Instant,
+    /// Redis answers nothing before it has read
+    /// `loading-process-events-interval-bytes` of the file: one no longer
+    /// than that is in before the first reply here too.
+    pub small: bool,
 }
 
 /// Start loading `path` on a thread; None when there is no file. Commands
@@ -38,6 +42,8 @@ pub fn start(srv: &mut Server, path: PathBuf) -> io::Result<Option<StartupLoad>>
             return Err(io::Error::other(format!("Fatal error loading the DB {}: {text}. Exiting.", path.display())));
         }
     };
+    let interval = srv.config.other.get("loading-process-events-interval-bytes").and_then(|v| v.parse::<u64>().ok());
+    let small = file.metadata().is_ok_and(|m| m.len() <= interval.unwrap_or(2 << 20));
     let cfg = Box::new(srv.config.clone());
     let (tx, done) = mpsc::channel();
     std::thread::Builder::new().name("rdb-load".into()).spawn(move || {
@@ -56,19 +62,32 @@ pub fn start(srv: &mut Server, path: PathBuf) -> io::Result<Option<StartupLoad>>
         let _ = tx.send(sent);
     })?;
     srv.denials.loading = Loading::Blocking;
-    Ok(Some(StartupLoad { done, started: Instant::now() }))
+    Ok(Some(StartupLoad { done, started: Instant::now(), small }))
 }
 
 /// From the cron: once the thread is done, the loaded data replaces the
 /// empty keyspace and loading ends (`Some(Ok)`); a damaged file is
 /// `Some(Err(message))`, which the caller treats as fatal.
 pub fn poll(srv: &mut Server, load: &StartupLoad) -> Option<Result<(), String>> {
-    let (mut keyspace, mut stats) = match load.done.try_recv() {
-        Err(TryRecvError::Empty) => return None,
-        Err(TryRecvError::Disconnected) => return Some(Err("the RDB loading thread died".into())),
-        Ok(Err(msg)) => return Some(Err(msg)),
-        Ok(Ok(loaded)) => loaded,
-    };
+    match load.done.try_recv() {
+        Err(TryRecvError::Empty) => None,
+        Err(TryRecvError::Disconnected) => Some(Err(DIED.into())),
+        Ok(received) => Some(finish(srv, load, received)),
+    }
+}
+
+/// Wait for the load to end, then as [`poll`].
+pub fn wait(srv: &mut Server, load: &StartupLoad) -> Result<(), String> {
+    match load.done.recv() {
+        Err(_) => Err(DIED.into()),
+        Ok(received) => finish(srv, load, received),
+    }
+}
+
+const DIED: &str = "the RDB loading thread died";
+
+fn finish(srv: &mut Server, load: &StartupLoad, received: Result<(Keyspace, LoadStats), String>) -> Result<(), String> {
+    let (mut keyspace, mut stats) = received?;
     // Nothing could write meanwhile (-LOADING), so the keyspace is empty;
     // only the data moves: each db's settings (notifications, expired-key
     // tracking) and statistics stay the server's.
@@ -77,10 +96,10 @@ pub fn poll(srv: &mut Server, load: &StartupLoad) -> Option<Result<(), String>> 
     srv.denials.loading = Loading::No;
     let codes = std::mem::take(&mut stats.functions);
     if let Err(msg) = crate::persistence::install_functions(srv, &codes) {
-        return Some(Err(format!("Bad RDB file: its functions could not be loaded: {msg}")));
+        return Err(format!("Bad RDB file: its functions could not be loaded: {msg}"));
     }
     super::log_loaded(&stats);
     crate::log_at!(Notice, "DB loaded from disk: {:.3} seconds", load.started.elapsed().as_secs_f64());
     crate::persistence::rdb_mut(&mut srv.persistence).last_load = stats;
-    Some(Ok(()))
+    Ok(())
 }
