@@ -68,6 +68,29 @@ pub struct Counts {
     pub set_errors: u64,
     pub get_errors: u64,
     pub round_trips: u64,
+    /// GETs of a key no earlier GET (on any connection, in any phase) asked
+    /// for: a miss on every server, whatever it holds, so the hit ratio can
+    /// be at most `1 - cold / gets`.
+    pub cold: u64,
+}
+
+/// Which keys any connection has asked for so far (one bit per rank).
+pub struct Seen {
+    bits: Vec<u64>,
+}
+
+impl Seen {
+    pub fn new(keys: u64) -> Seen {
+        Seen { bits: vec![0; (keys / 64 + 1) as usize] }
+    }
+
+    /// Record a request for `k`; true if it is the first.
+    fn first(&mut self, k: u64) -> bool {
+        let (w, b) = ((k / 64) as usize, 1u64 << (k % 64));
+        let fresh = self.bits[w] & b == 0;
+        self.bits[w] |= b;
+        fresh
+    }
 }
 
 /// One phase as the client and the server saw it.
@@ -244,7 +267,7 @@ impl Lane {
 
     /// Send the owed SETs and the next batch of GETs (if the phase's quota
     /// allows); false when there was nothing to send.
-    fn send(&mut self, req: &Requests, zipf: &Zipf, depth: usize) -> io::Result<bool> {
+    fn send(&mut self, req: &Requests, zipf: &Zipf, depth: usize, seen: &mut Seen, cold: &mut u64) -> io::Result<bool> {
         let n = depth.min((self.quota - self.issued) as usize);
         if n == 0 && self.to_set.is_empty() {
             return Ok(false);
@@ -259,6 +282,7 @@ impl Lane {
         self.next_get = 0;
         for _ in 0..n {
             let k = zipf.sample(&mut self.rng) - 1;
+            *cold += u64::from(seen.first(k));
             self.gets.push(k);
             req.get(&mut self.out, k);
         }
@@ -354,6 +378,7 @@ fn run_phase(
     req: &Requests,
     zipf: &Zipf,
     depth: usize,
+    seen: &mut Seen,
     first_error: &mut Option<String>,
 ) -> io::Result<Counts> {
     let mut counts = Counts::default();
@@ -362,7 +387,7 @@ fn run_phase(
     for (i, lane) in lanes.iter_mut().enumerate() {
         lane.issued = 0;
         lane.quota = per + u64::from((i as u64) < extra);
-        if lane.send(req, zipf, depth)? {
+        if lane.send(req, zipf, depth, seen, &mut counts.cold)? {
             counts.round_trips += 1;
         }
     }
@@ -395,7 +420,7 @@ fn run_phase(
                 continue;
             }
             let lane = &mut lanes[i];
-            if lane.on_readable(&mut counts, first_error)? && lane.send(req, zipf, depth)? {
+            if lane.on_readable(&mut counts, first_error)? && lane.send(req, zipf, depth, seen, &mut counts.cold)? {
                 counts.round_trips += 1;
             }
         }
@@ -449,13 +474,14 @@ pub fn run_cache(opts: &CacheOpts, progress: &mut dyn FnMut(&str)) -> io::Result
     let sampler = proc.map(|p| RssSampler::start(p, opts.rss_every));
     let ping = PingProbe::start(opts.addr, pw, opts.ping_gap, opts.pid)?;
     let depth = opts.depth.max(1);
+    let mut seen = Seen::new(opts.keys);
 
     let m0 = mark(&mut ctl, proc)?;
-    let warm = run_phase(&mut lanes, opts.warmup, &req, &zipf, depth, &mut rep.first_error)?;
+    let warm = run_phase(&mut lanes, opts.warmup, &req, &zipf, depth, &mut seen, &mut rep.first_error)?;
     ping.next_phase();
     let m1 = mark(&mut ctl, proc)?;
     progress(&format!("warm-up: {} GETs, hit ratio {:.4}", warm.gets, ratio(warm.hits, warm.gets)));
-    let meas = run_phase(&mut lanes, opts.ops, &req, &zipf, depth, &mut rep.first_error)?;
+    let meas = run_phase(&mut lanes, opts.ops, &req, &zipf, depth, &mut seen, &mut rep.first_error)?;
     let m2 = mark(&mut ctl, proc)?;
     let pings = ping.finish()?;
     rep.warmup = phase_between(&m0, &m1, warm, pings[0]);
@@ -494,7 +520,7 @@ impl Phase {
         let cpu = self.server_cpu.map_or("null".to_string(), |v| format!("{v:.4}"));
         format!(
             "{{\"gets\": {}, \"hits\": {}, \"sets\": {}, \"set_errors\": {}, \"get_errors\": {}, \
-             \"round_trips\": {}, \"wall_s\": {:.4}, \"server_cpu_s\": {cpu}, \"info_hits\": {}, \
+             \"round_trips\": {}, \"cold\": {}, \"wall_s\": {:.4}, \"server_cpu_s\": {cpu}, \"info_hits\": {}, \
              \"info_misses\": {}, \"evicted\": {}, \"ping_max_us\": {:.1}, \"ping_max_own_us\": {:.1}, \"pings\": {}, \"pings_over_5ms\": {}, \"pings_over_5ms_own\": {}}}",
             c.gets,
             c.hits,
@@ -502,6 +528,7 @@ impl Phase {
             c.set_errors,
             c.get_errors,
             c.round_trips,
+            c.cold,
             self.wall.as_secs_f64(),
             self.info_hits,
             self.info_misses,
@@ -546,12 +573,13 @@ impl CacheReport {
         let secs = m.wall.as_secs_f64().max(1e-9);
         let cpu = m.server_cpu.map_or("-".to_string(), |s| format!("{:.0} ns/GET", s * 1e9 / c.gets.max(1) as f64));
         format!(
-            "measured: {} GETs, hit ratio {:.4} (INFO {:.4}), {:.0} GETs/s, server CPU {cpu}, {} SETs\n\
+            "measured: {} GETs, hit ratio {:.4} (INFO {:.4}; first requests cap it at {:.4}), {:.0} GETs/s, server CPU {cpu}, {} SETs\n\
              DBSIZE {}, evicted {} ({} measured), used_memory {:.1} MiB, peak RSS {:.1} MiB, \
              longest PING {:.2} ms, {:.2} ms less run-queue wait and steal (warm-up {:.2} / {:.2} ms){}",
             c.gets,
             ratio(c.hits, c.gets),
             ratio(m.info_hits, m.info_hits + m.info_misses),
+            1.0 - ratio(c.cold, c.gets),
             c.gets as f64 / secs,
             c.sets,
             self.dbsize,

@@ -12,9 +12,11 @@
 //! - [`sets`]: the 1M-SET modes (pipelined chunks, `volley_client::Coalescer`).
 //! - [`targets`] and [`multiplex`]: the issue's acceptance targets as ratios.
 //! - [`cache`], [`cache_probe`] and [`zipf`]: the cache-aside benchmark of
-//!   issue #16 (Zipf keys, GET then SET on a miss; `bench/cache.py`).
+//!   issue #16 (Zipf keys, GET then SET on a miss; `bench/cache.py`);
+//!   [`cache_sim`] replays its key sequence against a model cache.
 pub mod cache;
 pub mod cache_probe;
+pub mod cache_sim;
 pub mod conn;
 pub mod floor;
 pub mod floor_io;

@@ -1,5 +1,5 @@
-//! The `volley-bench` command line: `proxy`, `seeds`, `sweep`, `targets` and
-//! `cache`.
+//! The `volley-bench` command line: `proxy`, `seeds`, `sweep`, `targets`,
+//! `cache` and `cache-sim`.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use volley_bench::cache::{run_cache, CacheOpts};
+use volley_bench::cache_sim::{simulate, SimOpts, SimPolicy};
 use volley_bench::conn::resolve;
 use volley_bench::seeds::{format_table, run_seeds, SeedOpts};
 use volley_bench::sweep::{format_points, run_sweep, SweepOpts};
@@ -134,6 +135,8 @@ enum Cmd {
     /// Cache-aside load (GET, SET on a miss) over Zipf keys; JSON report on stdout.
     #[command(disable_help_flag = true)]
     Cache(CacheArgs),
+    /// The cache benchmark's key sequence against a model cache of N keys: the hit ratio N keys allow.
+    CacheSim(SimArgs),
 }
 
 /// The server a subcommand talks to, redis-cli style (`-h` is the host).
@@ -188,6 +191,67 @@ struct CacheArgs {
     /// Pause between PINGs of the stall probe.
     #[arg(long, default_value = "1ms", value_parser = parse_duration)]
     ping_gap: Duration,
+}
+
+/// `volley-bench cache-sim`'s options: the benchmark's load, and the model
+/// caches to replay it against.
+#[derive(clap::Args)]
+struct SimArgs {
+    /// Keys each model cache holds (comma-separated).
+    #[arg(long, value_delimiter = ',', required = true)]
+    capacity: Vec<usize>,
+    /// Eviction rules to model (comma-separated: lru, lfu).
+    #[arg(long, value_delimiter = ',', default_value = "lru,lfu")]
+    policy: Vec<String>,
+    #[arg(long, default_value_t = 10_000_000)]
+    keys: u64,
+    #[arg(long, default_value_t = 0.99)]
+    zipf: f64,
+    #[arg(long, default_value_t = 5_000_000)]
+    warmup: u64,
+    #[arg(long, default_value_t = 5_000_000)]
+    ops: u64,
+    #[arg(long, default_value_t = 8)]
+    conns: usize,
+    #[arg(long, default_value_t = 16)]
+    depth: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// `maxmemory-samples`.
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// `lfu-log-factor`.
+    #[arg(long, default_value_t = 10)]
+    lfu_log_factor: u32,
+}
+
+fn sim_cmd(a: SimArgs) -> Result<bool, String> {
+    println!("{:>10}  {:6}  {:>9}  {:>13}", "keys held", "policy", "hit ratio", "best possible");
+    for name in &a.policy {
+        let policy = match name.as_str() {
+            "lru" => SimPolicy::Lru,
+            "lfu" => SimPolicy::Lfu,
+            other => return Err(format!("unknown policy {other:?} (lru, lfu)")),
+        };
+        for &capacity in &a.capacity {
+            let opts = SimOpts {
+                keys: a.keys,
+                exponent: a.zipf,
+                warmup: a.warmup,
+                ops: a.ops,
+                conns: a.conns,
+                depth: a.depth,
+                seed: a.seed,
+                capacity,
+                policy,
+                samples: a.samples,
+                log_factor: a.lfu_log_factor,
+            };
+            let r = simulate(&opts);
+            println!("{capacity:>10}  {name:6}  {:>8.2}%  {:>12.2}%", r.hit_ratio() * 100.0, r.ceiling() * 100.0);
+        }
+    }
+    Ok(true)
 }
 
 fn parse_servers(list: &[String]) -> Result<Vec<(String, SocketAddr)>, String> {
@@ -259,6 +323,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             Ok(true)
         }
         Cmd::Cache(args) => cache_cmd(args),
+        Cmd::CacheSim(args) => sim_cmd(args),
     }
 }
 
