@@ -205,6 +205,45 @@ fn never_reading_client_stays_bounded_and_gets_every_reply() {
     assert!(growth_mib < 48, "server RSS grew {growth_mib} MiB");
 }
 
+/// GET calls so far, from INFO commandstats.
+fn get_calls(c: &mut Client) -> u64 {
+    let Frame::Bulk(info) = c.cmd(&["INFO", "commandstats"]) else { panic!("INFO is a bulk") };
+    let info = String::from_utf8(info).unwrap();
+    let line = info.lines().find(|l| l.starts_with("cmdstat_get:")).unwrap_or("cmdstat_get:calls=0,");
+    line["cmdstat_get:calls=".len()..].split(',').next().unwrap().parse().unwrap()
+}
+
+/// A client that never reads: under the default pause its commands stop
+/// once ~1 MB of replies wait; with `pipeline-output-pause 0` (no pause, as
+/// Redis) every command runs and its replies queue, all delivered in order.
+#[test]
+fn output_pause_zero_is_no_pause() {
+    let value = "v".repeat(64 * 1024);
+    let n: u64 = 512; // 32 MB of replies: more than the kernel's socket buffers hold
+    let mut req = Vec::new();
+    for _ in 0..n {
+        resp::encode_command(&mut req, &["GET", "k"]);
+    }
+    for (pause, all_run) in [("1mb", false), ("0", true)] {
+        let srv = TestServer::start(&["--pipeline-output-pause", pause]);
+        let (mut c, mut probe) = (srv.client(), srv.client());
+        assert_eq!(c.cmd(&["SET", "k", &value]), ok());
+        c.send(&req);
+        // A paused client is seen not to progress for 2 s.
+        let wait = Duration::from_secs(if all_run { 20 } else { 2 });
+        let deadline = std::time::Instant::now() + wait;
+        let mut calls = get_calls(&mut probe);
+        while calls < n && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            calls = get_calls(&mut probe);
+        }
+        assert_eq!(calls == n, all_run, "pause {pause}: {calls} of {n} GETs ran while the client read nothing");
+        for i in 0..n {
+            assert_eq!(c.read_frame(), Frame::Bulk(value.clone().into_bytes()), "reply {i}");
+        }
+    }
+}
+
 /// Random and mutated bytes from many connections never take the server
 /// down: each bad connection gets an error or is closed, others carry on.
 #[test]

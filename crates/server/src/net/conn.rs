@@ -369,8 +369,13 @@ impl Conn {
         // maxmemory-clients bounds clients' memory by disconnecting the
         // largest, and CLIENT NO-EVICT lets one grow. An evictable client's
         // figure is then refreshed after each command.
+        // `pipeline-output-pause 0` turns the pause off, as Redis runs.
         let evicting = client_evict::enabled(&srv.config);
-        let pause_at = if evicting { usize::MAX } else { srv.config.pipeline_output_pause as usize };
+        let pause_at = match srv.config.pipeline_output_pause {
+            0 => usize::MAX,
+            _ if evicting => usize::MAX,
+            n => n as usize,
+        };
         let evictable = evicting && srv.clients.get(cid).is_some_and(client_evict::evictable);
         let mut executed = 0;
         self.backlog = false;
