@@ -279,6 +279,14 @@ def test_writable_replica_expires_its_own_keys_and_replica_buffers_are_counted()
         r.set("own-kept", 1)
         wait_for(lambda: r.dbsize() == 2, f"replica kept its own key: {r.keys()}")
         assert r.exists("own-kept") == 1
+        # An EXPIRE in the past on a replica sets the deadline instead of
+        # deleting (Redis's checkAlreadyExpired): the key reads as gone at
+        # once, and the replica's cron deletes it.
+        r.set("past", 1)
+        pipe = r.pipeline(transaction=False)
+        pipe.expire("past", -1).dbsize().exists("past")
+        assert pipe.execute() == [True, 3, 0]
+        wait_for(lambda: r.dbsize() == 2, "replica never expired its key with a past deadline")
         # A stalled replica's pending stream is mem_clients_slaves, not
         # counted for maxmemory (as Redis: the shared buffer beyond the
         # backlog's size, less the backlog's block overhead).

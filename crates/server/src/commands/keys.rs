@@ -305,6 +305,11 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
         return ctx.r.error(&format!("ERR invalid expire time in '{name}' command"));
     };
     let key = argv.get(1);
+    // A deadline in the past replayed from the AOF or sent by our primary
+    // is kept as it is (Redis's checkAlreadyExpired): expiry is off then,
+    // and what comes next in that stream may still use the key. A replica
+    // keeps its own client's too: it expires its keys in its cron.
+    let keep_past = crate::replication::is_replica(ctx.srv);
     let db = ctx.dbm();
     if db.get(key, now).is_none() {
         return ctx.r.int(0);
@@ -312,10 +317,7 @@ fn expire_generic(ctx: &mut Ctx, argv: &Argv, unit_ms: i64, relative: bool) {
     if !flags.allows(db.expire_of(key), when) {
         return ctx.r.int(0);
     }
-    // A deadline in the past replayed from the AOF or sent by our primary
-    // is kept as it is (Redis's checkAlreadyExpired): expiry is off then,
-    // and what comes next in that stream may still use the key.
-    let event = if when <= now && !db.expiry_off {
+    let event = if when <= now && !db.expiry_off && !keep_past {
         // Redis's expireGenericCommand: deleted at once, freed and
         // replicated (UNLINK) lazily under lazyfree-lazy-expire.
         let lazy = ctx.srv.config.lazyfree_lazy_expire;
