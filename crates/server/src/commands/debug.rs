@@ -65,6 +65,10 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
             ctx.srv.active_expire_off = atoi(argv.get(2)) == 0;
             ctx.r.ok();
         }
+        ("aof-flush-sleep", 3) => {
+            crate::persistence::aof::set_flush_sleep(atoi(argv.get(2)).max(0) as u64);
+            ctx.r.ok();
+        }
         ("set-disable-deny-scripts", 3) => {
             ctx.srv.scripts_deny_off = atoi(argv.get(2)) != 0;
             ctx.r.ok();
@@ -105,6 +109,8 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
 }
 
 const HELP: &[&str] = &[
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    Sleep before each write of the AOF buffer (for tests).",
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",

@@ -221,6 +221,8 @@ pub struct Config {
     pub aof_load_truncated: bool,
     /// Start rewritten AOFs with an RDB preamble.
     pub aof_use_rdb_preamble: bool,
+    /// Annotate the AOF with `#TS:<unix seconds>` lines.
+    pub aof_timestamp_enabled: bool,
     /// Free evicted values in the background.
     pub lazyfree_lazy_eviction: bool,
     /// Free expired values in the background.
@@ -404,6 +406,7 @@ impl Config {
             auto_aof_rewrite_min_size: 0,
             aof_load_truncated: false,
             aof_use_rdb_preamble: false,
+            aof_timestamp_enabled: false,
             lazyfree_lazy_eviction: false,
             lazyfree_lazy_expire: false,
             lazyfree_lazy_server_del: false,

@@ -182,7 +182,7 @@ pub(super) static TABLE: &[Opt] = &[
     opt!("auto-aof-rewrite-min-size", Mem(0, MEM_MAX), "64mb", 0, field!(auto_aof_rewrite_min_size)),
     opt!("aof-load-truncated", Bool, "yes", 0, field!(aof_load_truncated)),
     opt!("aof-use-rdb-preamble", Bool, "yes", 0, field!(aof_use_rdb_preamble)),
-    opt!("aof-timestamp-enabled", Bool, "no", 0, Acc::Other),
+    opt!("aof-timestamp-enabled", Bool, "no", 0, field!(aof_timestamp_enabled)),
     opt!("aof-rewrite-incremental-fsync", Bool, "yes", 0, Acc::Other),
     opt!("aof-disable-auto-gc", Bool, "no", 0, Acc::Other),
     // Lazy freeing.

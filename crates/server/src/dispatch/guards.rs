@@ -17,11 +17,13 @@ pub fn check(ctx: &mut Ctx, id: CommandId, spec: &CommandSpec, argv: &Argv) -> R
         .and_then(|()| check_acl(ctx, id, argv))
         .and_then(|()| refuse_inside_multi(ctx, spec, argv))
         .and_then(|()| refuse_when_out_of_memory(ctx, spec, argv))
-        .and_then(|()| reject_while_busy(ctx, spec, argv))
         .and_then(|()| refuse_writes_after_failed_save(ctx, spec, argv))
         .and_then(|()| refuse_writes_on_aof_error(ctx, spec, argv))
         .and_then(|()| refuse_writes_on_replica(ctx, spec, argv))
         .and_then(|()| refuse_in_subscribed_mode(ctx, spec, argv))
+        // After LOADING, as Redis's processCommand: a script replayed
+        // from the AOF that runs long makes clients wait for the load.
+        .and_then(|()| reject_while_busy(ctx, spec, argv))
         .and_then(|()| refuse_keyspace_from_replica(ctx, spec, argv));
     match verdict {
         Err(msg) if spec.name == "exec" => Err(abort_exec(ctx, &msg)),
@@ -227,6 +229,9 @@ fn refuse_writes_on_replica(ctx: &mut Ctx, spec: &CommandSpec, argv: &Argv) -> R
 /// it keeps serving its old data, to `no_async_loading` ones only.
 #[cold]
 fn refuse_while_loading(ctx: &mut Ctx, spec: &CommandSpec) -> Result<(), String> {
+    if ctx.client().id == crate::server::AOF_CLIENT_ID {
+        return Ok(());
+    }
     let denied = match ctx.srv.denials.loading {
         Loading::No => false,
         Loading::Blocking => spec.flags & flags::LOADING == 0,

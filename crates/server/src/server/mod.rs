@@ -105,6 +105,9 @@ pub enum LuaDebug {
     Sync,
 }
 
+/// The id of the client that replays the AOF (Redis's `CLIENT_ID_AOF`).
+pub const AOF_CLIENT_ID: u64 = u64::MAX;
+
 /// What a connection is to replication (CLIENT LIST flags `M` and `S`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClientRole {

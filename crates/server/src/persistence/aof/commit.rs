@@ -98,6 +98,7 @@ impl Committer {
 }
 
 fn persist(file: &mut File, data: &[u8]) -> io::Result<()> {
+    super::flush_sleep();
     file.write_all(data)?;
     // SAFETY: fdatasync on an open descriptor we own.
     if unsafe { libc::fdatasync(file.as_raw_fd()) } != 0 {

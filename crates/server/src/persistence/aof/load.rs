@@ -135,7 +135,8 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
         let format = super::rewrite::base_format(cfg);
         let name = format!("{}.1.{}", cfg.appendfilename, super::rewrite::base_suffix(format));
         let functions = crate::persistence::function_codes(srv);
-        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), format)?;
+        let stamp = cfg.aof_timestamp_enabled;
+        super::rewrite::write_base(&srv.keyspace, &functions, &dir.join(&name), format, stamp)?;
         crate::log_at!(Notice, "Creating AOF base file {name} on server start");
         m.base = Some(AofFile { name, seq: 1, kind: FileType::Base });
         changed = true;
@@ -171,12 +172,19 @@ fn replay_file(srv: &mut Server, reg: &'static Registry, path: &Path, last: bool
     let data = fs::read(path).map_err(|e| format!("Can't read the append only file {name}: {e}"))?;
     // An RDB base, or an old single file with an RDB preamble: commands may follow.
     let skip = if data.starts_with(b"REDIS") { load_preamble(srv, &data, &name.to_string())? } else { 0 };
-    let ending = replay_bytes(srv, reg, &data[skip..]).map_err(|(off, why)| {
-        let off = off + skip;
-        format!(
-            "Bad file format reading the append only file {name} at offset {off}: {why}. Make a backup of your AOF \
-             file, then fix it (e.g. redis-check-aof --fix)"
-        )
+    let ending = replay_bytes(srv, reg, &data[skip..]).map_err(|(off, why)| match why {
+        // Redis's words: a command this server does not know is no corruption.
+        Corrupt::Unknown(cmd) => {
+            let file = path.file_name().map_or(name.to_string(), |f| f.to_string_lossy().into_owned());
+            format!("Unknown command '{cmd}' reading the append only file {file}")
+        }
+        Corrupt::Format(why) => {
+            let off = off + skip;
+            format!(
+                "Bad file format reading the append only file {name} at offset {off}: {why}. Make a backup of your \
+                 AOF file, then fix it (e.g. redis-check-aof --fix)"
+            )
+        }
     })?;
     let Ending::Truncated(at) = ending else { return Ok(()) };
     let at = at + skip;
@@ -208,10 +216,24 @@ fn load_preamble(srv: &mut Server, data: &[u8], name: &str) -> Result<usize, Str
     Ok(data.len() - rest.len())
 }
 
+/// Why replaying stopped short.
+enum Corrupt {
+    Format(String),
+    /// A command name the registry does not know.
+    Unknown(String),
+}
+
 /// Run every command in `data` as a fake client: `Err((offset, why))` on
 /// corruption.
-fn replay_bytes(srv: &mut Server, reg: &'static Registry, data: &[u8]) -> Result<Ending, (usize, String)> {
-    let cid = srv.clients.insert(ClientInfo::new(u64::MAX, -1, "aof".into(), String::new(), unix_ms(), true));
+fn replay_bytes(srv: &mut Server, reg: &'static Registry, data: &[u8]) -> Result<Ending, (usize, Corrupt)> {
+    let cid = srv.clients.insert(ClientInfo::new(
+        crate::server::AOF_CLIENT_ID,
+        -1,
+        "aof".into(),
+        String::new(),
+        unix_ms(),
+        true,
+    ));
     let result = run_commands(srv, reg, cid, data);
     srv.blocking.unblock(cid);
     srv.unwatch_all(cid);
@@ -219,7 +241,7 @@ fn replay_bytes(srv: &mut Server, reg: &'static Registry, data: &[u8]) -> Result
     result
 }
 
-fn run_commands(srv: &mut Server, reg: &'static Registry, cid: usize, data: &[u8]) -> Result<Ending, (usize, String)> {
+fn run_commands(srv: &mut Server, reg: &'static Registry, cid: usize, data: &[u8]) -> Result<Ending, (usize, Corrupt)> {
     let mut parser = resp::RequestParser::new();
     let mut args = resp::Args::default();
     let limits = resp::request::Limits { max_bulk_len: u64::MAX >> 1, auth_required: false };
@@ -236,21 +258,21 @@ fn run_commands(srv: &mut Server, reg: &'static Registry, cid: usize, data: &[u8
             continue;
         }
         if data[pos] != b'*' {
-            return Err((pos, format!("expected '*', found byte {:#04x}", data[pos])));
+            return Err((pos, Corrupt::Format(format!("expected '*', found byte {:#04x}", data[pos]))));
         }
         let n = match parser.parse(&data[pos..], &mut args, limits) {
             Ok(resp::request::Parsed::Frame(n)) => n,
             Ok(resp::request::Parsed::Incomplete { .. }) => return Ok(Ending::Truncated(multi_at.unwrap_or(pos))),
-            Err(e) => return Err((pos, e.0)),
+            Err(e) => return Err((pos, Corrupt::Format(e.0))),
         };
         let frame = &data[pos..pos + n];
         let argv = Argv::new(frame, &args);
         if argv.is_empty() {
-            return Err((pos, "empty command".into()));
+            return Err((pos, Corrupt::Format("empty command".into())));
         }
         if let dispatch::registry::Lookup::Rejected(..) = reg.lookup(&argv) {
             let cmd = String::from_utf8_lossy(argv.get(0)).into_owned();
-            return Err((pos, format!("unknown command '{cmd}'")));
+            return Err((pos, Corrupt::Unknown(cmd)));
         }
         if argv.is(0, "multi") {
             multi_at = Some(pos);

@@ -81,6 +81,24 @@ pub struct Aof {
     pub consecutive_failures: u64,
     /// Writes done without waiting for a slow everysec fsync.
     pub delayed_fsync: u64,
+    /// The second of the last `#TS:` annotation (Redis's
+    /// `aof_cur_timestamp`).
+    pub(crate) annotated_sec: i64,
+}
+
+/// DEBUG AOF-FLUSH-SLEEP: microseconds every write of the AOF buffer waits
+/// first, so tests can widen the window between a command and its write.
+static FLUSH_SLEEP_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub fn set_flush_sleep(micros: u64) {
+    FLUSH_SLEEP_US.store(micros, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn flush_sleep() {
+    let us = FLUSH_SLEEP_US.load(std::sync::atomic::Ordering::Relaxed);
+    if us > 0 {
+        std::thread::sleep(Duration::from_micros(us));
+    }
 }
 
 /// The directory of the AOF files.
@@ -105,10 +123,19 @@ pub fn strerror(e: &io::Error) -> String {
 
 /// Replay the append-only file(s), then open them for appending.
 pub fn load_at_start(srv: &mut Server, reg: &'static crate::dispatch::Registry) -> io::Result<()> {
-    load::load_at_start(srv, reg).map_err(io::Error::other)?;
+    load_marked(srv, reg).map_err(io::Error::other)?;
     load::open_on_start(srv).map_err(|e| io::Error::other(format!("Can't open the append-only file: {e}")))?;
     enable_feeding(srv);
     Ok(())
+}
+
+/// Replay the files with the server marked as loading: a script in them
+/// that runs long lets clients in, and they get LOADING as in Redis.
+fn load_marked(srv: &mut Server, reg: &'static crate::dispatch::Registry) -> Result<(), String> {
+    let before = std::mem::replace(&mut srv.denials.loading, crate::server::Loading::Blocking);
+    let loaded = load::load_at_start(srv, reg);
+    srv.denials.loading = before;
+    loaded
 }
 
 /// Start appending what the change stream hands on (expired keys are
@@ -131,7 +158,27 @@ fn disable_feeding(srv: &mut Server) {
 /// The change stream's AOF consumer: the commands that replay a finished
 /// command (or block), written at the end of the turn.
 fn append_changes(srv: &mut Server, commands: &[u8]) {
-    aof_mut(&mut srv.persistence).buf.extend_from_slice(commands);
+    let annotate = srv.config.aof_timestamp_enabled;
+    let aof = aof_mut(&mut srv.persistence);
+    if annotate {
+        // Once per second at most, ahead of that second's first commands.
+        let now = unix_secs();
+        if aof.annotated_sec < now {
+            aof.annotated_sec = now;
+            aof.buf.extend_from_slice(timestamp_annotation(now).as_bytes());
+        }
+    }
+    aof.buf.extend_from_slice(commands);
+}
+
+/// Seconds since the epoch.
+fn unix_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+/// `aof-timestamp-enabled`'s line (a loader skips it as any `#` line).
+pub(crate) fn timestamp_annotation(secs: i64) -> String {
+    format!("#TS:{secs}\r\n")
 }
 
 /// Write and fsync the buffer as `policy` says (see [`Aof::flush`]), and
@@ -163,7 +210,7 @@ pub fn debug_loadaof(srv: &mut Server, reg: &'static crate::dispatch::Registry) 
     }
     srv.scripting.get_mut::<crate::scripting::Scripting>().functions.flush();
     let feeding = srv.changes.consumers.aof.take();
-    let loaded = load::load_at_start(srv, reg);
+    let loaded = load_marked(srv, reg);
     srv.changes.consumers.aof = feeding;
     loaded?;
     srv.dirty = 0;
@@ -360,6 +407,7 @@ impl Aof {
         }
         self.postponed_since = None;
         let Some(file) = self.file.as_mut() else { return };
+        flush_sleep();
         let (written, err) = write_some(file, &self.buf);
         if let Some(e) = err {
             self.write_failed(policy, written, &e);

@@ -41,12 +41,13 @@ pub fn start_rewrite(srv: &mut Server) -> io::Result<()> {
         open_new_incr(srv, &dir).inspect_err(log_start_error)?;
     }
     let (keyspace, dir2, format) = (&srv.keyspace, dir.clone(), base_format(&srv.config));
+    let stamp = srv.config.aof_timestamp_enabled;
     let functions = crate::persistence::function_codes(srv);
     let spawned = srv.children.spawn(ChildKind::AofRewrite, move || {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() };
         let path = dir2.join(format!("temp-rewriteaof-bg-{pid}.aof"));
-        match write_base(keyspace, &functions, &path, format) {
+        match write_base(keyspace, &functions, &path, format, stamp) {
             Ok(()) => true,
             Err(e) => {
                 crate::log_at!(Warning, "Error writing the AOF base {}: {e}", path.display());
@@ -161,8 +162,15 @@ pub fn base_suffix(format: Option<SaveOpts>) -> &'static str {
 /// so, else the commands that rebuild it. Keys past their deadline but not
 /// yet deleted are written too, with that deadline, as Redis's rewrite
 /// does: the incr file that follows may still use them, and their DEL
-/// comes through it once they are expired.
-pub fn write_base(ks: &Keyspace, functions: &[Vec<u8>], path: &Path, rdb: Option<SaveOpts>) -> io::Result<()> {
+/// comes through it once they are expired. A base in command form starts
+/// with the time of the rewrite when `stamp` (`aof-timestamp-enabled`).
+pub fn write_base(
+    ks: &Keyspace,
+    functions: &[Vec<u8>],
+    path: &Path,
+    rdb: Option<SaveOpts>,
+    stamp: bool,
+) -> io::Result<()> {
     if let Some(opts) = rdb {
         let w = BufWriter::with_capacity(1 << 20, File::create(path)?);
         let f = write_rdb(ks, functions, w, opts, 0)?.into_inner().map_err(|e| e.into_error())?;
@@ -170,6 +178,9 @@ pub fn write_base(ks: &Keyspace, functions: &[Vec<u8>], path: &Path, rdb: Option
     }
     let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
     let mut out = Vec::with_capacity(1 << 16);
+    if stamp {
+        out.extend_from_slice(super::timestamp_annotation(super::unix_secs()).as_bytes());
+    }
     for code in functions {
         encode(&mut out, &[b"FUNCTION".as_slice(), b"LOAD", code]);
     }
