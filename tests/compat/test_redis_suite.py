@@ -54,6 +54,7 @@ SPAWNED = {
     # always. (integration/aof-race is not in Redis's own test list: its
     # second server finds the AOF the suite deleted after the first.)
     "integration/aof": {},
+    "integration/aof-multi-part": {},  # ~10 s
     # Spawned, the stream units also run their DEBUG RELOAD / LOADAOF tests.
     "unit/type/stream": {},
     "unit/type/stream-cgroups": {},

@@ -142,10 +142,9 @@ pub fn open_on_start(srv: &mut Server) -> std::io::Result<()> {
         changed = true;
     }
     if m.incrs.is_empty() {
-        let seq = m.next_incr_seq();
-        let name = format!("{}.{seq}.incr.aof", cfg.appendfilename);
+        m.add_incr(|seq| format!("{}.{seq}.incr.aof", cfg.appendfilename));
+        let name = &m.incrs[m.incrs.len() - 1].name;
         crate::log_at!(Notice, "Creating AOF incr file {name} on server start");
-        m.incrs.push(AofFile { name, seq, kind: FileType::Incr });
         changed = true;
     }
     if changed {

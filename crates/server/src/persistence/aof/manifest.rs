@@ -43,6 +43,9 @@ pub struct Manifest {
     pub base: Option<AofFile>,
     pub incrs: Vec<AofFile>,
     pub history: Vec<AofFile>,
+    /// The last incr file's number (Redis's `curr_incr_file_seq`): it keeps
+    /// counting when a rewrite leaves no incr file listed.
+    pub incr_seq: u64,
 }
 
 /// The longest line Redis's manifest reader takes, newline included.
@@ -74,6 +77,7 @@ impl Manifest {
                     if m.incrs.last().is_some_and(|l| l.seq >= f.seq) {
                         return Err("Found a non-monotonic sequence number".into());
                     }
+                    m.incr_seq = f.seq;
                     m.incrs.push(f)
                 }
                 FileType::History => m.history.push(f),
@@ -96,7 +100,15 @@ impl Manifest {
 
     /// Sequence number for the next incremental file.
     pub fn next_incr_seq(&self) -> u64 {
-        self.incrs.last().map_or(1, |f| f.seq + 1)
+        self.incr_seq.max(self.incrs.last().map_or(0, |f| f.seq)) + 1
+    }
+
+    /// List a new incremental file named by `name(seq)`; its seq.
+    pub fn add_incr(&mut self, name: impl FnOnce(u64) -> String) -> u64 {
+        let seq = self.next_incr_seq();
+        self.incr_seq = seq;
+        self.incrs.push(AofFile { name: name(seq), seq, kind: FileType::Incr });
+        seq
     }
 
     /// Sequence number for the next base file.
@@ -178,6 +190,20 @@ fn needs_repr(s: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn incr_numbers_keep_counting_when_no_incr_file_is_listed() {
+        let mut m = Manifest::parse("file a.8.base.rdb seq 8 type b\nfile a.4.incr.aof seq 4 type i\n").unwrap();
+        // A rewrite that folded every incr file into the base (AOF off,
+        // then on again): the next one is 5, as Redis numbers it.
+        m.incrs.clear();
+        assert_eq!(m.add_incr(|seq| format!("a.{seq}.incr.aof")), 5);
+        assert_eq!(m.incrs[0].name, "a.5.incr.aof");
+        assert_eq!(m.add_incr(|seq| format!("a.{seq}.incr.aof")), 6);
+        // History lines do not count: only listed incr files do.
+        let m = Manifest::parse("file a.2.base.aof seq 2 type b\nfile a.9.incr.aof seq 9 type h\n").unwrap();
+        assert_eq!(m.next_incr_seq(), 1);
+    }
 
     #[test]
     fn parses_and_renders_redis_format() {

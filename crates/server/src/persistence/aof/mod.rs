@@ -84,6 +84,10 @@ pub struct Aof {
     /// The second of the last `#TS:` annotation (Redis's
     /// `aof_cur_timestamp`).
     pub(crate) annotated_sec: i64,
+    /// After repeated failures, automatic rewrites wait until this second,
+    /// the wait doubling each time (Redis's `aofRewriteLimited`).
+    pub(crate) limit_until: i64,
+    pub(crate) limit_minutes: i64,
 }
 
 /// DEBUG AOF-FLUSH-SLEEP: microseconds every write of the AOF buffer waits
@@ -150,7 +154,7 @@ pub(crate) fn enable_feeding(srv: &mut Server) {
 }
 
 /// Stop appending (AOF turned off).
-fn disable_feeding(srv: &mut Server) {
+pub(crate) fn disable_feeding(srv: &mut Server) {
     srv.changes.consumers.aof = None;
     srv.update_expired_tracking();
 }

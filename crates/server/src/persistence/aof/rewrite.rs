@@ -87,16 +87,15 @@ fn open_new_incr(srv: &mut Server, dir: &Path) -> io::Result<()> {
     let cfg = &srv.config;
     let aof = aof_mut(&mut srv.persistence);
     let waiting = aof.state == State::WaitRewrite;
+    let mut m = aof.manifest.clone();
     let name = if waiting {
         format!("temp-{}.incr", cfg.appendfilename)
     } else {
-        let seq = aof.manifest.next_incr_seq();
-        format!("{}.{seq}.incr.aof", cfg.appendfilename)
+        m.add_incr(|seq| format!("{}.{seq}.incr.aof", cfg.appendfilename));
+        m.incrs[m.incrs.len() - 1].name.clone()
     };
     let file = OpenOptions::new().create(true).write(true).truncate(true).open(dir.join(&name))?;
     if !waiting {
-        let mut m = aof.manifest.clone();
-        m.incrs.push(AofFile { name: name.clone(), seq: m.next_incr_seq(), kind: FileType::Incr });
         m.persist(dir, &manifest_name(cfg))?;
         aof.manifest = m;
     }
@@ -295,13 +294,56 @@ pub fn child_done(srv: &mut Server, exit: &ChildExit) {
 }
 
 fn rewrite_failed(srv: &mut Server) {
+    let dir = aof_dir(&srv.config);
     let aof = aof_mut(&mut srv.persistence);
     aof.last_rewrite_failed = true;
     aof.consecutive_failures += 1;
-    if aof.state == State::WaitRewrite {
-        // Appending can't start without a base: try again from cron.
-        aof.rewrite_scheduled = true;
+    if aof.state != State::WaitRewrite {
+        return;
     }
+    // Appending can't start without a base: try again from cron. What the
+    // temp incr file gathered is in no base; the next rewrite's snapshot
+    // holds it, so the file goes, as in Redis.
+    aof.rewrite_scheduled = true;
+    aof.committer.wait();
+    aof.buf.clear();
+    aof.file = None;
+    let name = std::mem::take(&mut aof.incr_name);
+    crate::log_at!(Notice, "Removing the temp incr aof file {name} in the background");
+    let _ = fs::remove_file(dir.join(&name));
+    super::disable_feeding(srv);
+}
+
+/// Failures this many times in a row hold automatic rewrites back.
+const LIMIT_FAILURES: u64 = 3;
+const LIMIT_MAX_MINUTES: i64 = 60;
+
+/// Whether automatic rewrites wait after repeated failures: the first time
+/// the threshold is met the wait starts at a minute, and each expired wait
+/// that is followed by another failure doubles it, up to an hour.
+fn rewrite_limited(srv: &mut Server) -> bool {
+    let aof = aof_mut(&mut srv.persistence);
+    if aof.consecutive_failures < LIMIT_FAILURES {
+        aof.limit_minutes = 0;
+        aof.limit_until = 0;
+        return false;
+    }
+    let now = super::unix_secs();
+    if aof.limit_until != 0 {
+        let waiting = now < aof.limit_until;
+        if !waiting {
+            aof.limit_until = 0;
+        }
+        return waiting;
+    }
+    aof.limit_minutes = (aof.limit_minutes * 2).clamp(1, LIMIT_MAX_MINUTES);
+    aof.limit_until = now + aof.limit_minutes * 60;
+    crate::log_at!(
+        Warning,
+        "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in {} minutes",
+        aof.limit_minutes
+    );
+    true
 }
 
 /// Rename the child's file into the new base, write the manifest naming it
@@ -330,11 +372,11 @@ fn install_base(srv: &mut Server, temp: &Path) -> io::Result<()> {
     history.append(&mut m.history);
     m.incrs = kept;
     if aof.state == State::WaitRewrite {
-        let seq = m.next_incr_seq();
-        let name = format!("{}.{seq}.incr.aof", cfg.appendfilename);
+        m.incrs.clear();
+        m.add_incr(|seq| format!("{}.{seq}.incr.aof", cfg.appendfilename));
+        let name = m.incrs[0].name.clone();
         fs::rename(dir.join(&aof.incr_name), dir.join(&name))?;
-        aof.incr_name = name.clone();
-        m.incrs = vec![AofFile { name, seq, kind: FileType::Incr }];
+        aof.incr_name = name;
     }
     for h in &mut history {
         h.kind = FileType::History;
@@ -398,7 +440,9 @@ pub fn cron(srv: &mut Server) {
     }
     if aof_mut(&mut srv.persistence).rewrite_scheduled {
         // Failures are logged and leave it scheduled for the next tick.
-        let _ = start_rewrite(srv);
+        if !rewrite_limited(srv) {
+            let _ = start_rewrite(srv);
+        }
         return;
     }
     let cfg = &srv.config;
@@ -411,7 +455,7 @@ pub fn cron(srv: &mut Server) {
     }
     let base = aof.rewrite_base_size.max(1);
     let growth = (aof.current_size.saturating_sub(base)) * 100 / base;
-    if growth >= u64::from(cfg.auto_aof_rewrite_percentage) {
+    if growth >= u64::from(cfg.auto_aof_rewrite_percentage) && !rewrite_limited(srv) {
         crate::log_at!(Notice, "Starting automatic rewriting of AOF on {growth}% growth");
         let _ = start_rewrite(srv);
     }
