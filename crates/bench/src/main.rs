@@ -156,11 +156,10 @@ struct ServerArgs {
     password: Option<String>,
 }
 
-/// `volley-bench cache`'s options (`bench/cache.py` drives it).
+/// The cache load's key sequence, shared by `cache` and `cache-sim` so the
+/// model replays exactly what the server saw.
 #[derive(clap::Args)]
-struct CacheArgs {
-    #[command(flatten)]
-    server: ServerArgs,
+struct LoadArgs {
     /// Distinct keys key:0 .. key:<keys-1> (key:0 the most popular).
     #[arg(long, default_value_t = 10_000_000)]
     keys: u64,
@@ -179,12 +178,21 @@ struct CacheArgs {
     /// GETs per batch per connection.
     #[arg(long, default_value_t = 16)]
     depth: usize,
-    /// Bytes of each SET's value.
-    #[arg(long, default_value_t = 100)]
-    value_size: usize,
     /// Seed of every connection's key sequence.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+/// `volley-bench cache`'s options (`bench/cache.py` drives it).
+#[derive(clap::Args)]
+struct CacheArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Bytes of each SET's value.
+    #[arg(long, default_value_t = 100)]
+    value_size: usize,
     /// The server's pid (same machine): CPU and RSS from /proc.
     #[arg(long)]
     pid: Option<u32>,
@@ -203,20 +211,8 @@ struct SimArgs {
     /// Eviction rules to model (comma-separated: lru, lfu).
     #[arg(long, value_delimiter = ',', default_value = "lru,lfu")]
     policy: Vec<String>,
-    #[arg(long, default_value_t = 10_000_000)]
-    keys: u64,
-    #[arg(long, default_value_t = 0.99)]
-    zipf: f64,
-    #[arg(long, default_value_t = 5_000_000)]
-    warmup: u64,
-    #[arg(long, default_value_t = 5_000_000)]
-    ops: u64,
-    #[arg(long, default_value_t = 8)]
-    conns: usize,
-    #[arg(long, default_value_t = 16)]
-    depth: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    load: LoadArgs,
     /// `maxmemory-samples`.
     #[arg(long, default_value_t = 5)]
     samples: usize,
@@ -234,14 +230,15 @@ fn sim_cmd(a: SimArgs) -> Result<bool, String> {
             other => return Err(format!("unknown policy {other:?} (lru, lfu)")),
         };
         for &capacity in &a.capacity {
+            let l = &a.load;
             let opts = SimOpts {
-                keys: a.keys,
-                exponent: a.zipf,
-                warmup: a.warmup,
-                ops: a.ops,
-                conns: a.conns,
-                depth: a.depth,
-                seed: a.seed,
+                keys: l.keys,
+                exponent: l.zipf,
+                warmup: l.warmup,
+                ops: l.ops,
+                conns: l.conns,
+                depth: l.depth,
+                seed: l.seed,
                 capacity,
                 policy,
                 samples: a.samples,
@@ -331,14 +328,14 @@ fn cache_cmd(a: CacheArgs) -> Result<bool, String> {
     let opts = CacheOpts {
         addr: resolve(&a.server.host, a.server.port).map_err(|e| e.to_string())?,
         password: a.server.password,
-        keys: a.keys,
-        exponent: a.zipf,
-        warmup: a.warmup,
-        ops: a.ops,
-        conns: a.conns,
-        depth: a.depth,
+        keys: a.load.keys,
+        exponent: a.load.zipf,
+        warmup: a.load.warmup,
+        ops: a.load.ops,
+        conns: a.load.conns,
+        depth: a.load.depth,
         value_size: a.value_size,
-        seed: a.seed,
+        seed: a.load.seed,
         pid: a.pid,
         ping_gap: a.ping_gap,
         rss_every: Duration::from_millis(10),
