@@ -66,7 +66,7 @@ fn debug(ctx: &mut Ctx, argv: &Argv) {
             ctx.r.ok();
         }
         ("aof-flush-sleep", 3) => {
-            crate::persistence::aof::set_flush_sleep(atoi(argv.get(2)).max(0) as u64);
+            crate::persistence::set_aof_flush_sleep(atoi(argv.get(2)).max(0) as u64);
             ctx.r.ok();
         }
         ("set-disable-deny-scripts", 3) => {

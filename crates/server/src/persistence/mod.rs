@@ -7,6 +7,7 @@ pub mod aof;
 pub mod rdb;
 
 pub use aof::auto_gc_changed as aof_auto_gc_changed;
+pub use aof::set_flush_sleep as set_aof_flush_sleep;
 pub use aof::{async_commit, before_reply, before_sleep, commit_in_flight, committed_epoch, defer_group_commit};
 pub use aof::{debug_loadaof, set_enabled as set_aof_enabled, set_waker, start_commit, wait_commits};
 pub use rdb::dump::{dump_value, restore_value, DumpError};
