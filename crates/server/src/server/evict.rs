@@ -31,6 +31,8 @@ pub enum Outcome {
 
 /// Keys deleted between checks of the clock (Redis's figure).
 const KEYS_PER_CLOCK_CHECK: u64 = 16;
+/// Samples that found nothing, in a row, before eviction gives up.
+const MAX_EMPTY_DRAWS: usize = 10_000;
 
 /// The eviction state the server keeps.
 #[derive(Default)]
@@ -240,16 +242,22 @@ fn best_victim(srv: &mut Server, policy: Policy) -> Option<(usize, Vec<u8>)> {
         now_ms: super::unix_ms(),
         decay_time: srv.config.lfu_decay_time,
     };
+    // A sample of a sparse or rehashing table can come back empty while
+    // it holds keys: draw again, as Redis's loop does while keys remain
+    // (bounded, so a count that disagrees with the table cannot spin).
+    let mut empty_draws = 0;
     loop {
-        let mut sampled = false;
+        let (mut sampled, mut any) = (false, false);
         for (i, db) in dbs.iter().enumerate() {
             if db.evictable(policy) > 0 {
+                any = true;
                 sampled |= db.sample_into(&mut ev.pool, i, how, &mut ev.rng);
             }
         }
-        if !sampled {
+        if !any || (!sampled && empty_draws == MAX_EMPTY_DRAWS) {
             return None;
         }
+        empty_draws += usize::from(!sampled);
         // The best candidate still there (pooled keys may have gone since).
         while let Some(c) = ev.pool.pop_best() {
             let db = &dbs[c.db];
